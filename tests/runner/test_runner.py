@@ -1,0 +1,130 @@
+"""The notebook runner and sweeps, on small notebooks written by the tests and on the real series."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+
+from tomlib.__main__ import main
+from tomlib.runner import Profile, run_notebooks, summarize, sweep
+
+
+def write_nb(path: Path, params: str, body: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(params, metadata={"tags": ["parameters"]}), nbformat.v4.new_code_cell(body)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture
+def series(tmp_path: Path) -> Path:
+    d = tmp_path / "nbs"
+    d.mkdir()
+    write_nb(d / "01_bad.ipynb", "results_dir = ''", "raise ValueError('boom: the model said no')")
+    write_nb(
+        d / "02_good.ipynb",
+        "results_dir = ''\ngreeting = 'hi'",
+        "from pathlib import Path\n(Path(results_dir) / 'good.txt').write_text(greeting)",
+    )
+    return d
+
+
+PROFILE = Profile(name="t", parameters={"greeting": "hello", "not_declared_anywhere": 1})
+
+
+def test_keeps_going_past_a_failure_and_summarizes_it(series: Path, isolated: Path) -> None:
+    out = run_notebooks(PROFILE, directory=series, progress=False, html=False)
+    assert [(o.name, o.status) for o in out] == [("01_bad", "failed"), ("02_good", "ok")]
+    assert "ValueError: boom: the model said no" in out[0].error and "cell" in out[0].error
+    assert (isolated / "results" / "good.txt").read_text() == "hello"
+    text = summarize(out)
+    assert "1 ran, 0 up to date (skipped), 1 failed" in text
+    assert "FAILED 01_bad: cell" in text
+
+
+def test_cli_exits_non_zero_with_the_summary(series: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", "--profile", "smoke", "--notebooks-dir", str(series), "--no-html"])
+    assert code == 1
+    printed = capsys.readouterr().out
+    assert "FAILED 01_bad" in printed and "boom" in printed
+
+
+def test_up_to_date_notebooks_are_skipped_unless_forced(series: Path) -> None:
+    first = run_notebooks(PROFILE, ["02"], directory=series, progress=False, html=False)
+    again = run_notebooks(PROFILE, ["02"], directory=series, progress=False, html=False)
+    forced = run_notebooks(PROFILE, ["02"], directory=series, progress=False, html=False, force=True)
+    changed = run_notebooks(
+        Profile(name="t", parameters={"greeting": "bonjour"}), ["02"], directory=series, progress=False, html=False
+    )
+    assert [r[0].status for r in (first, again, forced, changed)] == ["ok", "skipped", "ok", "ok"]
+
+
+def test_failed_notebooks_are_not_considered_up_to_date(series: Path) -> None:
+    run_notebooks(PROFILE, ["01"], directory=series, progress=False, html=False)
+    assert run_notebooks(PROFILE, ["01"], directory=series, progress=False, html=False)[0].status == "failed"
+
+
+def test_profile_parameters_for_undeclared_names_are_an_error(series: Path) -> None:
+    bad = Profile(name="t", notebooks={"02_good": {"gretting": "typo"}})
+    out = run_notebooks(bad, ["02"], directory=series, progress=False, html=False)
+    assert out[0].status == "failed" and "gretting" in out[0].error and "declare" in out[0].error
+
+
+def test_unknown_notebook_name_lists_the_series(series: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="01_bad, 02_good"):
+        run_notebooks(PROFILE, ["99"], directory=series, progress=False)
+
+
+def test_sweep_runs_the_grid_in_parallel_and_resumes(tmp_path: Path, isolated: Path) -> None:
+    d = tmp_path / "sw"
+    d.mkdir()
+    nb = write_nb(
+        d / "05_sweep.ipynb",
+        "results_dir = ''\ntom_order = 0\nseed = 1",
+        "from pathlib import Path\n"
+        "assert seed != 13, 'unlucky seed'\n"
+        "Path(results_dir).mkdir(parents=True, exist_ok=True)\n"
+        "(Path(results_dir) / 'out.txt').write_text(f'{tom_order}-{seed}')",
+    )
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("parameters:\n  tom_order: [0, 1, 2]\n  seed: [1, 13]\n")
+    index = sweep(str(nb), grid, jobs=2, profile=Profile(name="t"), name="s", progress=False)
+    df = pd.read_csv(index)
+    assert len(df) == 6 and list(df.columns[:3]) == ["run_id", "tom_order", "seed"]
+    ok = df[df["status"] == "ok"]
+    assert len(ok) == 3 and set(ok["seed"]) == {1}
+    assert all("unlucky seed" in e for e in df[df["status"] == "failed"]["error"])
+    for row in ok.itertuples():
+        assert (Path(row.results_dir) / "out.txt").read_text() == f"{row.tom_order}-1"
+    stamps = {r.run_id: Path(r.output).stat().st_mtime_ns for r in ok.itertuples()}
+    # resume: the 3 completed runs are not executed again; the failed ones are retried
+    sweep(str(nb), grid, jobs=2, profile=Profile(name="t"), name="s", progress=False)
+    assert {
+        r: Path(pd.read_csv(index).set_index("run_id").loc[r, "output"]).stat().st_mtime_ns for r in stamps
+    } == stamps
+
+
+def test_sweep_rejects_parameters_the_notebook_does_not_declare(tmp_path: Path) -> None:
+    nb = write_nb(tmp_path / "x.ipynb", "results_dir = ''\na = 1", "pass")
+    grid = tmp_path / "g.yaml"
+    grid.write_text("parameters:\n  b: [1, 2]\n")
+    with pytest.raises(ValueError, match=r"sets \['b'\]"):
+        sweep(str(nb), grid, profile=Profile(name="t"), progress=False)
+
+
+def test_smoke_profile_runs_the_real_series_offline(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TOMLIB_TRANSCRIPTS")  # replay the committed transcripts, as a user would
+    out = run_notebooks("smoke", progress=False)
+    assert out and all(o.status == "ok" for o in out), summarize(out)
+    res = isolated / "results"
+    for o in out:
+        assert (res / "notebooks" / f"{o.name}.ipynb").exists()
+        assert (res / "notebooks" / f"{o.name}.html").exists()
+    from tomlib.report import build_report
+
+    report = build_report().read_text()
+    assert "00_quickstart" in report

@@ -1,0 +1,92 @@
+"""Project-level promises: setup files agree, notebooks are committed clean, the two commands are wired."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tomlib.paths import project_root
+
+ROOT = project_root()
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def _norm(req: str) -> tuple[str, str]:
+    """(normalized name without extras, sorted specifier set) of a requirement string."""
+    m = re.match(r"^\s*([A-Za-z0-9_.\-]+)(\[[^\]]*\])?\s*(.*)$", req)
+    assert m, req
+    name = re.sub(r"[-_.]+", "-", m.group(1)).lower()
+    spec = ",".join(sorted(s.strip() for s in m.group(3).split(",") if s.strip()))
+    return name, spec
+
+
+def test_environment_yml_agrees_with_pyproject() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = {_norm(r) for r in project["dependencies"]}
+    for extra in ("dev", "local"):
+        wanted |= {_norm(r) for r in project["optional-dependencies"][extra]}
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    have: set[tuple[str, str]] = set()
+    python = None
+    for dep in env["dependencies"]:
+        if isinstance(dep, dict):
+            have |= {_norm(r) for r in dep["pip"]}
+        elif dep.startswith("python"):
+            python = dep
+        elif dep != "pip":
+            have.add(_norm(dep))
+    assert have == wanted, f"only in environment.yml: {have - wanted}; only in pyproject: {wanted - have}"
+    assert python == f"python{project['requires-python']}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_is_committed_without_outputs_and_has_parameters(path: Path) -> None:
+    nb = json.loads(path.read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), "strip outputs"
+    params = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(params) == 1, "exactly one cell tagged 'parameters'"
+    source = "".join(params[0]["source"])
+    for name in ("results_dir", "llm_mode"):
+        assert re.search(rf"^{name}\s*=", source, re.M), f"the parameters cell must declare {name}"
+    assert not re.search(r"(?i)api_?key", source), "API keys never go in notebook parameters"
+    assert re.match(r"^\d\d_[a-z0-9_]+$", path.stem), "notebooks are named NN_<paper>_<experiment>"
+
+
+def test_readme_quick_start_is_the_two_commands_and_ci_runs_the_test_one() -> None:
+    readme = (ROOT / "README.md").read_text()
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"^\s*(\./reproduce\.sh[^\n]*)$", quick, re.M)
+    assert commands == ["./reproduce.sh", "./reproduce.sh test"]
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert re.search(r"^\./reproduce\.sh test\s*$", ci, re.M)
+    for script in (ROOT / "reproduce.sh", ROOT / ".ci" / "run"):
+        assert script.stat().st_mode & 0o111, f"{script.name} must be executable"
+
+
+def test_every_profile_loads_and_names_real_notebooks() -> None:
+    from tomlib.runner import available_profiles, load_profile
+
+    stems = {p.stem for p in NOTEBOOKS}
+    assert {"default", "smoke", "full"} <= set(available_profiles())
+    for name in available_profiles():
+        prof = load_profile(name)
+        assert set(prof.notebooks) <= stems, f"profile {name} configures unknown notebooks"
+        assert "api_key" not in json.dumps(prof.model_dump()).lower()
+    assert load_profile("default").parameters["llm_mode"] == "replay"
+
+
+def test_configured_models_load_and_hold_no_keys() -> None:
+    from tomlib.llm import load_models
+
+    text = (ROOT / "configs" / "models.yaml").read_text()
+    assert not re.search(r"sk-[A-Za-z0-9]{10,}", text)
+    models = load_models()
+    assert "local" in models and models["local"].kind == "local"
+    for cfg in models.values():
+        assert cfg.api_key_env is None or re.fullmatch(r"[A-Z][A-Z0-9_]*", cfg.api_key_env)

@@ -1,0 +1,121 @@
+"""Run logs: append-only JSONL, flushed per event, redacted at write time, loadable as DataFrames."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import user
+from tomlib.trace import REDACTED, RunLog, load_runs, payload_frame
+
+
+def test_events_are_flushed_per_line_and_load_as_a_tidy_frame(isolated: Path) -> None:
+    log = RunLog("adaptive_tom.table1", run_id="r1")
+    with log.context(condition="m1:tom0_vs_tom1", episode=2):
+        log.event("prediction", {"predicted": "A"}, step=0, agent="p1")
+        # flushed before close: another reader already sees it
+        assert '"prediction"' in (isolated / "results" / "runs" / "r1" / "events.jsonl").read_text()
+        log.event("action", {"action": "B"}, step=0, agent="p1")
+    log.event("score", {"points": 5})
+    log.close()
+    df = load_runs(run_ids=["r1"])
+    assert list(df["kind"]) == ["run_start", "prediction", "action", "score"]
+    assert list(df.columns) == [
+        "run_id",
+        "experiment",
+        "condition",
+        "episode",
+        "step",
+        "agent",
+        "kind",
+        "time",
+        "payload",
+    ]
+    assert df.loc[1, "condition"] == "m1:tom0_vs_tom1" and df.loc[1, "episode"] == 2 and df.loc[1, "agent"] == "p1"
+    assert df.loc[3, "condition"] == ""  # the context ended
+    assert payload_frame(df, "action")["action"].tolist() == ["B"]
+
+
+def test_filters(isolated: Path) -> None:
+    with RunLog("a", run_id="ra") as log:
+        log.event("action", {"x": 1})
+    with RunLog("b", run_id="rb") as log:
+        log.event("score", {"x": 2})
+    assert set(load_runs(experiment="a")["run_id"]) == {"ra"}
+    assert list(load_runs(kinds=["score"])["run_id"]) == ["rb"]
+    assert load_runs(run_ids=["missing"]).empty
+
+
+def test_planted_key_is_redacted_everywhere(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch, make_model, server
+) -> None:  # type: ignore[no-untyped-def]
+    planted = "plantedSecretValue-7f3a9c2e"
+    monkeypatch.setenv("MY_PROVIDER_API_KEY", planted)
+    stray = "sk-" + "Z" * 40  # key-shaped even though no env var holds it
+    log = RunLog("redact", run_id="rk")
+    log.event("note", {"text": f"key={planted}", "nested": [{"deep": planted}], planted: "as a dict key", "s": stray})
+    m = make_model()
+    log.observe(m)
+    m.complete_sync(user(f"please ignore {planted}"), sample_key={"experiment": "redact", "agent": planted})
+    log.close()
+    raw = (isolated / "results" / "runs" / "rk" / "events.jsonl").read_text()
+    assert planted not in raw and stray not in raw
+    assert raw.count(REDACTED) >= 5
+    df = load_runs(run_ids=["rk"])
+    call = payload_frame(df, "llm_call").iloc[0]
+    assert REDACTED in call["messages"][-1]["content"]
+
+
+def test_a_line_cut_by_a_kill_is_skipped_with_a_warning(isolated: Path) -> None:
+    with RunLog("k", run_id="rc") as log:
+        log.event("action", {"i": 1})
+    path = isolated / "results" / "runs" / "rc" / "events.jsonl"
+    with open(path, "a") as fh:
+        fh.write('{"run_id": "rc", "kind": "act')  # what SIGKILL mid-write can leave
+    with pytest.warns(UserWarning, match="skipped 1 unreadable log line"):
+        df = load_runs(run_ids=["rc"])
+    assert list(df["kind"]) == ["run_start", "action"]
+    with RunLog("k", run_id="rc") as log:  # a rerun appends after the broken line
+        log.event("action", {"i": 2})
+    with pytest.warns(UserWarning):
+        assert len(load_runs(run_ids=["rc"])) == 4
+
+
+def test_llm_call_event_holds_the_exchange(isolated: Path, make_model, server) -> None:  # type: ignore[no-untyped-def]
+    m = make_model()
+    with RunLog("x", run_id="rx") as log:
+        log.observe(m)
+        m.complete_sync(
+            user("hi"),
+            sample_key={
+                "experiment": "x",
+                "condition": "c",
+                "episode": 1,
+                "step": 4,
+                "agent": "p2",
+                "purpose": "decide",
+            },
+        )
+        m.complete_sync(
+            user("hi"),
+            sample_key={
+                "experiment": "x",
+                "condition": "c",
+                "episode": 1,
+                "step": 4,
+                "agent": "p2",
+                "purpose": "decide",
+            },
+        )
+    m.complete_sync(user("after close"), sample_key="x")  # no longer observed
+    calls = payload_frame(load_runs(run_ids=["rx"]), "llm_call")
+    assert len(calls) == 2
+    first = calls.iloc[0]
+    assert (first["condition"], first["episode"], first["step"], first["agent"]) == ("c", 1, 4, "p2")
+    assert first["messages"] == user("hi") and first["reply"] == "fake reply to: hi"
+    assert first["prompt_tokens"] > 0 and first["latency_s"] >= 0
+    assert list(calls["cache"]) == ["miss", "hit"]
+    assert first["purpose"] == "decide"
+    json.dumps(first["messages"])

@@ -1,0 +1,137 @@
+"""Command line: ``python -m tomlib run | sweep | cache | report | models``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from tomlib.report import build_report
+    from tomlib.runner import run_notebooks, summarize
+
+    outcomes = run_notebooks(
+        args.profile,
+        args.notebooks,
+        force=args.force,
+        results=args.results,
+        directory=args.notebooks_dir,
+        html=not args.no_html,
+    )
+    report = build_report(args.results)
+    print(summarize(outcomes))
+    print(f"report: {report}")
+    return 1 if any(o.status == "failed" for o in outcomes) else 0
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from tomlib.runner import sweep
+
+    index = sweep(args.notebook, args.grid, jobs=args.jobs, profile=args.profile, name=args.name, results=args.results)
+    df = pd.read_csv(index)
+    failed = df[df["status"] != "ok"]
+    print(f"{len(df) - len(failed)} of {len(df)} runs ok; index: {index}")
+    for row in failed.itertuples():
+        print(f"  FAILED {row.run_id}: {row.error}")
+    return 1 if len(failed) else 0
+
+
+def _cmd_cache(args: argparse.Namespace) -> int:
+    from tomlib.llm import ResponseStore
+
+    store = ResponseStore(args.store)
+    if args.action == "stats":
+        rows = store.stats()
+        print(f"store: {store.path} ({len(store)} responses)")
+        for r in rows:
+            print(f"  {r['experiment']:<32} {r['model']:<60} {r['responses']:>6} responses "
+                  f"{r['prompt_tokens'] + r['completion_tokens']:>9} tokens")  # fmt: skip
+    elif args.action == "export":
+        if not args.out:
+            print("cache export needs --out FILE.jsonl.gz", file=sys.stderr)
+            return 2
+        n = store.export(args.out, experiment=args.experiment, model=args.model)
+        print(f"exported {n} responses to {args.out}")
+    elif args.action == "import":
+        total = sum(store.import_file(f) for f in args.files)
+        print(f"imported {total} new responses from {len(args.files)} file(s)")
+    elif args.action == "prune":
+        older = args.older_than * 86400 if args.older_than is not None else None
+        if args.experiment is None and args.model is None and older is None:
+            print(
+                "cache prune needs --experiment, --model or --older-than (refusing to delete everything)",
+                file=sys.stderr,
+            )
+            return 2
+        n = store.prune(experiment=args.experiment, model=args.model, older_than_s=older)
+        print(f"pruned {n} responses")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from tomlib.report import build_report
+
+    print(build_report(args.results))
+    return 0
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    from tomlib.llm import load_models
+
+    for name, cfg in load_models().items():
+        key = f"key in ${cfg.api_key_env}" if cfg.api_key_env else "no key"
+        print(f"{name:<20} {cfg.kind:<7} {key:<28} {cfg.description.strip()[:70]}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tomlib", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="execute the notebook series under a profile")
+    run.add_argument("notebooks", nargs="*", help="stems or number prefixes (default: all)")
+    run.add_argument("--profile", default="default", help="default (offline), smoke, full, or a YAML path")
+    run.add_argument("--force", action="store_true", help="re-execute notebooks whose outputs are up to date")
+    run.add_argument("--results", default=None, help="results directory (default: results/)")
+    run.add_argument("--no-html", action="store_true", help="skip the HTML export")
+    run.add_argument("--notebooks-dir", default=None, help="another notebook folder (default: notebooks/)")
+    run.set_defaults(func=_cmd_run)
+
+    sw = sub.add_parser("sweep", help="run one notebook over a parameter grid")
+    sw.add_argument("notebook")
+    sw.add_argument("--grid", required=True, help="YAML: `parameters: {name: [values]}`, optional `fixed:`")
+    sw.add_argument("--jobs", type=int, default=1, help="worker processes")
+    sw.add_argument("--profile", default="default")
+    sw.add_argument("--name", default=None, help="sweep directory name under results/sweeps/")
+    sw.add_argument("--results", default=None)
+    sw.set_defaults(func=_cmd_sweep)
+
+    ca = sub.add_parser("cache", help="the response store: stats | export | import | prune")
+    ca.add_argument("action", choices=["stats", "export", "import", "prune"])
+    ca.add_argument("files", nargs="*", help="transcripts to import")
+    ca.add_argument("--store", default=None, help="store path (default: .tomlib/responses.sqlite)")
+    ca.add_argument("--out", default=None, help="export: output .jsonl.gz (e.g. data/transcripts/x.jsonl.gz)")
+    ca.add_argument("--experiment", default=None, help="only this experiment (and its sub-experiments)")
+    ca.add_argument("--model", default=None, help="only this served model id")
+    ca.add_argument("--older-than", type=float, default=None, help="prune: days")
+    ca.set_defaults(func=_cmd_cache)
+
+    rep = sub.add_parser("report", help="rebuild results/REPORT.md and REPORT.html")
+    rep.add_argument("--results", default=None)
+    rep.set_defaults(func=_cmd_report)
+
+    mo = sub.add_parser("models", help="list the configured models")
+    mo.set_defaults(func=_cmd_models)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

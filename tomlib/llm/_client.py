@@ -1,0 +1,443 @@
+"""``ChatModel``: one async client over ``openai.AsyncOpenAI`` with a response store in front of it.
+
+Bounded concurrency, retries with exponential backoff and jitter (honouring Retry-After), a per-call
+timeout, token accounting and an optional budget. Works with ``await`` in a notebook cell and, through
+the ``*_sync`` methods, from plain synchronous code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import json
+import os
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+import openai
+from pydantic import BaseModel, ConfigDict, Field
+
+from tomlib.llm._config import ModelConfig, get_model_config
+from tomlib.llm._errors import BudgetExceeded, ConfigError, ModelCallFailed, ReplayMiss, StructuredOutputError
+from tomlib.llm._json import parse_reply, reask_message, response_format_for, schema_instruction
+from tomlib.llm._local import LocalServer
+from tomlib.llm._loop import on_engine, run_sync
+from tomlib.llm._request import (
+    Message,
+    SampleKey,
+    Sampling,
+    as_sample_key,
+    build_request,
+    request_key,
+    sample_key_from_json,
+)
+from tomlib.llm._store import ResponseStore
+from tomlib.paths import transcripts_dir
+
+Mode = Literal["replay", "record", "auto"]
+MODES: tuple[str, ...] = ("replay", "record", "auto")
+M = TypeVar("M", bound=BaseModel)
+
+
+class Completion(BaseModel):
+    """One model reply, live or from the store."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str = Field(description="Configured model name.")
+    content: str
+    finish_reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = Field(description="Wall time of this call (a store lookup on a hit).")
+    cache_hit: bool
+    retries: int = 0
+    key: str
+    sample_key: SampleKey
+    messages: list[dict[str, str]]
+    response_format: dict[str, Any] | None = None
+
+
+class CallRecord(BaseModel):
+    """What observers (e.g. a run log) receive after every call or structured-output attempt."""
+
+    completion: Completion
+    purpose: Literal["complete", "complete_json"]
+    attempt: int = 1
+    parsed: Any = None
+    error: str | None = None
+
+
+class Usage(BaseModel):
+    """Running totals for one ChatModel."""
+
+    live_calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    retries: int = 0
+    failures: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class Budget(BaseModel):
+    """Spending limit for live calls; once reached, new live calls are refused (stored replies still flow)."""
+
+    max_tokens: int | None = Field(default=None, ge=0, description="Prompt + completion tokens.")
+    max_usd: float | None = Field(default=None, ge=0, description="Needs prices in the model config.")
+
+
+@dataclass
+class JsonCompletion(Generic[M]):
+    """A validated structured reply and every attempt it took."""
+
+    value: M
+    completion: Completion
+    attempts: list[Completion] = field(default_factory=list)
+
+
+def _retry_after(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return float(ms) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def _classify(exc: Exception, timeout_s: float) -> tuple[bool, str]:
+    """(retryable, reason) for an exception raised by the SDK during one attempt."""
+    if isinstance(exc, openai.APITimeoutError):
+        return True, f"timed out after {timeout_s:g} s"
+    if isinstance(exc, openai.APIConnectionError):
+        return True, f"connection error ({exc.__cause__ or exc})"
+    if isinstance(exc, openai.APIStatusError):
+        code = exc.status_code
+        if code == 429 or code == 408 or code == 409 or code >= 500:
+            return True, f"HTTP {code}"
+        return False, f"HTTP {code}: {exc.message}"
+    if isinstance(exc, openai.APIResponseValidationError | json.JSONDecodeError | _MalformedReply):
+        return True, f"malformed response ({exc})"
+    return False, f"{type(exc).__name__}: {exc}"
+
+
+class _MalformedReply(Exception):
+    pass
+
+
+class ChatModel:
+    """A configured model behind the response store (modes: replay, record, auto)."""
+
+    def __init__(
+        self,
+        config: ModelConfig,
+        *,
+        mode: Mode | None = None,
+        store: ResponseStore | None = None,
+        budget: Budget | None = None,
+        concurrency: int | None = None,
+        sync_transcripts: bool = True,
+    ) -> None:
+        mode = mode or os.environ.get("TOMLIB_LLM_MODE", "auto")  # type: ignore[assignment]
+        if mode not in MODES:
+            raise ConfigError(f"llm_mode must be one of {', '.join(MODES)}; got {mode!r}.")
+        self.config = config
+        self.mode: Mode = mode  # type: ignore[assignment]
+        self.store = store if store is not None else ResponseStore()
+        self.budget = budget if budget is not None else Budget()
+        self.concurrency = concurrency or config.concurrency
+        self.usage = Usage()
+        self._observers: list[Callable[[CallRecord], None]] = []
+        self._client: openai.AsyncOpenAI | None = None
+        self._sem: asyncio.Semaphore | None = None
+        self._server: LocalServer | None = None
+        self._rng = random.Random()
+        if sync_transcripts and transcripts_dir().is_dir():
+            self.store.sync_transcripts(transcripts_dir())
+
+    @classmethod
+    def from_name(cls, name: str, **kwargs: Any) -> ChatModel:
+        """The model configured as ``name`` in ``configs/models.yaml``."""
+        return cls(get_model_config(name), **kwargs)
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def __repr__(self) -> str:
+        return f"ChatModel({self.name!r}, mode={self.mode!r})"
+
+    def add_observer(self, fn: Callable[[CallRecord], None]) -> None:
+        """Call ``fn`` with a CallRecord after every call and every structured-output attempt."""
+        self._observers.append(fn)
+
+    def remove_observer(self, fn: Callable[[CallRecord], None]) -> None:
+        self._observers.remove(fn)
+
+    def _notify(self, record: CallRecord) -> None:
+        for fn in list(self._observers):
+            fn(record)
+
+    # -- the engine-loop side -------------------------------------------------------------------
+
+    def _ensure_client(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            if self.config.kind == "local":
+                self._server = LocalServer(
+                    self.config.model_file,
+                    self.config.served_model(),
+                    n_ctx=self.config.n_ctx,
+                    n_threads=self.config.n_threads,
+                )
+                base_url = self._server.base_url
+            else:
+                base_url = self.config.base_url
+            self._client = openai.AsyncOpenAI(
+                api_key=self.config.api_key(), base_url=base_url, max_retries=0, timeout=self.config.timeout_s
+            )
+            self._sem = asyncio.Semaphore(self.concurrency)
+        return self._client
+
+    def _check_budget(self) -> None:
+        b, u = self.budget, self.usage
+        if b.max_tokens is not None and u.tokens >= b.max_tokens:
+            raise BudgetExceeded(
+                f"Token budget spent for model '{self.name}': {u.tokens} of {b.max_tokens} tokens used in "
+                f"{u.live_calls} live calls. New live calls are refused; raise the budget "
+                "(Budget(max_tokens=...)) or continue in replay mode."
+            )
+        if b.max_usd is not None:
+            if self.config.price_per_1k_input is None and self.config.price_per_1k_output is None:
+                raise BudgetExceeded(
+                    f"A money budget was set for model '{self.name}' but its config has no prices; add "
+                    "price_per_1k_input / price_per_1k_output to configs/models.yaml or use max_tokens."
+                )
+            if u.cost_usd >= b.max_usd:
+                raise BudgetExceeded(
+                    f"Money budget spent for model '{self.name}': ${u.cost_usd:.4f} of ${b.max_usd:.4f}. "
+                    "New live calls are refused; raise Budget(max_usd=...) or continue in replay mode."
+                )
+
+    async def _live(self, request: dict[str, Any]) -> dict[str, Any]:
+        client = self._ensure_client()
+        assert self._sem is not None
+        kwargs: dict[str, Any] = {
+            "model": self.config.served_model(),
+            "messages": request["messages"],
+            **Sampling(**request["sampling"]).api_kwargs(),
+        }
+        if request["response_format"]:
+            kwargs["response_format"] = request["response_format"]
+        cfg = self.config
+        async with self._sem:
+            for attempt in range(cfg.max_retries + 1):
+                t0 = time.perf_counter()
+                try:
+                    resp = await client.chat.completions.create(**kwargs, timeout=cfg.timeout_s)
+                    if not getattr(resp, "choices", None) or resp.choices[0].message.content is None:
+                        raise _MalformedReply("no choices or no message content in the reply")
+                    latency = time.perf_counter() - t0
+                    usage = resp.usage
+                    return {
+                        "content": resp.choices[0].message.content,
+                        "finish_reason": resp.choices[0].finish_reason,
+                        "usage": {
+                            "prompt_tokens": usage.prompt_tokens if usage else 0,
+                            "completion_tokens": usage.completion_tokens if usage else 0,
+                        },
+                        "served_model": getattr(resp, "model", None),
+                        "latency_s": round(latency, 4),
+                        "retries": attempt,
+                    }
+                except Exception as exc:
+                    retryable, reason = _classify(exc, cfg.timeout_s)
+                    if not retryable or attempt == cfg.max_retries:
+                        self.usage.failures += 1
+                        hint = (
+                            "the endpoint kept failing; check it is up, lower concurrency, or raise max_retries"
+                            if retryable
+                            else "this error is not transient; fix the request or the model config"
+                        )
+                        if isinstance(exc, openai.AuthenticationError):
+                            hint = f"the key in ${cfg.api_key_env} was rejected; check it"
+                        raise ModelCallFailed(
+                            f"Model '{self.name}' call failed after {attempt + 1} attempt(s): {reason}; {hint}. "
+                            f"Call site: {sample_key_from_json(request['sample_key']).label()}"
+                        ) from exc
+                    self.usage.retries += 1
+                    backoff = min(cfg.backoff_max_s, cfg.backoff_base_s * 2**attempt)
+                    delay = backoff * self._rng.uniform(0.5, 1.5)
+                    hinted = _retry_after(exc)
+                    if hinted is not None:
+                        delay = min(max(hinted, 0.0), 300.0) * self._rng.uniform(1.0, 1.1)
+                    await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
+
+    async def _call(
+        self,
+        messages: Sequence[Message],
+        sample_key: SampleKey,
+        sampling: Sampling,
+        response_format: Mapping[str, Any] | None,
+    ) -> Completion:
+        t0 = time.perf_counter()
+        request = build_request(self.config.identity(), messages, sampling, response_format, sample_key)
+        key = request_key(request)
+        stored = None if self.mode == "record" else self.store.get(key)
+        if stored is None and self.mode == "replay":
+            raise ReplayMiss(
+                f"No recorded response from model '{self.name}' for call site '{sample_key.label()}' "
+                f"(key {key[:12]}). This run is in replay mode, which only reads recorded responses. To call "
+                "the model live, rerun with llm_mode='auto' (records only what is missing), e.g. "
+                f"`python -m tomlib run --profile full` or the notebook parameter llm_mode='auto'"
+                + (f", with ${self.config.api_key_env} set." if self.config.api_key_env else ".")
+            )
+        if stored is None:
+            self._check_budget()
+            stored = await self._live(request)
+            self.store.put(request, stored, replace=self.mode == "record")
+            self._account(stored)
+            hit = False
+        else:
+            self.usage.cache_hits += 1
+            hit = True
+        return Completion(
+            model=self.name,
+            content=stored["content"],
+            finish_reason=stored.get("finish_reason"),
+            prompt_tokens=stored["usage"]["prompt_tokens"],
+            completion_tokens=stored["usage"]["completion_tokens"],
+            latency_s=round(time.perf_counter() - t0, 6),
+            cache_hit=hit,
+            retries=0 if hit else stored.get("retries", 0),
+            key=key,
+            sample_key=sample_key,
+            messages=request["messages"],
+            response_format=request["response_format"],
+        )
+
+    def _account(self, stored: dict[str, Any]) -> None:
+        u, cfg = self.usage, self.config
+        p, c = stored["usage"]["prompt_tokens"], stored["usage"]["completion_tokens"]
+        u.live_calls += 1
+        u.prompt_tokens += p
+        u.completion_tokens += c
+        u.cost_usd += (p / 1000) * (cfg.price_per_1k_input or 0.0) + (c / 1000) * (cfg.price_per_1k_output or 0.0)
+
+    async def _complete(self, messages, sample_key, sampling, response_format) -> Completion:  # type: ignore[no-untyped-def]
+        completion = await self._call(messages, sample_key, sampling, response_format)
+        self._notify(CallRecord(completion=completion, purpose="complete"))
+        return completion
+
+    async def _complete_json(  # type: ignore[no-untyped-def]
+        self, messages, schema, sample_key, sampling, max_attempts, schema_in_prompt
+    ) -> JsonCompletion[Any]:
+        convo = [dict(m) for m in messages]
+        if schema_in_prompt:
+            instruction = schema_instruction(schema)
+            if convo and convo[0]["role"] == "system":
+                convo[0] = {"role": "system", "content": convo[0]["content"] + "\n\n" + instruction}
+            else:
+                convo.insert(0, {"role": "system", "content": instruction})
+        fmt = response_format_for(schema, self.config.json_mode)
+        attempts: list[Completion] = []
+        error = ""
+        for attempt in range(1, max_attempts + 1):
+            completion = await self._call(convo, sample_key, sampling, fmt)
+            attempts.append(completion)
+            try:
+                value = parse_reply(completion.content, schema)
+            except StructuredOutputError as exc:
+                error = str(exc)
+                self._notify(CallRecord(completion=completion, purpose="complete_json", attempt=attempt, error=error))
+                convo = [*convo, {"role": "assistant", "content": completion.content},
+                         {"role": "user", "content": reask_message(error)}]  # fmt: skip
+                continue
+            self._notify(
+                CallRecord(
+                    completion=completion,
+                    purpose="complete_json",
+                    attempt=attempt,
+                    parsed=value.model_dump(mode="json"),
+                )
+            )
+            return JsonCompletion(value=value, completion=completion, attempts=attempts)
+        raise StructuredOutputError(
+            f"Model '{self.name}' gave no valid {schema.__name__} in {max_attempts} attempt(s) at call site "
+            f"'{sample_key.label()}'; last problem: {error}. Every attempt is in the run log. Raise "
+            "max_attempts, simplify the schema, or use a stronger model."
+        )
+
+    # -- the public side ----------------------------------------------------------------------------
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        sample_key: SampleKey | Mapping[str, Any] | str,
+        response_format: Mapping[str, Any] | None = None,
+        **sampling: Any,
+    ) -> Completion:
+        """One chat completion (``await`` it). ``sampling``: temperature, top_p, max_tokens, seed, stop."""
+        sk, sp = as_sample_key(sample_key), Sampling(**sampling)
+        return await on_engine(self._complete(messages, sk, sp, response_format))
+
+    async def complete_json(
+        self,
+        messages: Sequence[Message],
+        schema: type[M],
+        *,
+        sample_key: SampleKey | Mapping[str, Any] | str,
+        max_attempts: int = 3,
+        schema_in_prompt: bool = True,
+        **sampling: Any,
+    ) -> JsonCompletion[M]:
+        """A reply validated against the pydantic ``schema``; re-asks with the validation error on failure."""
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        sk, sp = as_sample_key(sample_key), Sampling(**sampling)
+        return await on_engine(self._complete_json(messages, schema, sk, sp, max_attempts, schema_in_prompt))
+
+    def complete_sync(self, messages: Sequence[Message], **kwargs: Any) -> Completion:
+        """:meth:`complete` for synchronous code."""
+        return run_sync(self.complete(messages, **kwargs))
+
+    def complete_json_sync(self, messages: Sequence[Message], schema: type[M], **kwargs: Any) -> JsonCompletion[M]:
+        """:meth:`complete_json` for synchronous code."""
+        return run_sync(self.complete_json(messages, schema, **kwargs))
+
+    def close(self) -> None:
+        """Stop the local server (if any) and drop the HTTP client."""
+        client, self._client = self._client, None
+        if client is not None:
+            with contextlib.suppress(RuntimeError):
+                run_sync(client.close())
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    def __enter__(self) -> ChatModel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

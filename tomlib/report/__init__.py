@@ -1,0 +1,31 @@
+"""Paper reference tables, the results contract, side-by-side comparisons and the results report."""
+
+from tomlib.report._plots import plot_compare
+from tomlib.report._report import build_report
+from tomlib.report._tables import (
+    PAPER_IDS,
+    ResultsContractError,
+    attach_paper_values,
+    compare,
+    condition_columns,
+    paper_table,
+    paper_table_index,
+    read_results,
+    validate_results,
+    write_table,
+)
+
+__all__ = [
+    "PAPER_IDS",
+    "ResultsContractError",
+    "attach_paper_values",
+    "build_report",
+    "compare",
+    "condition_columns",
+    "paper_table",
+    "paper_table_index",
+    "plot_compare",
+    "read_results",
+    "validate_results",
+    "write_table",
+]

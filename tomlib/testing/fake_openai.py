@@ -1,0 +1,202 @@
+"""A fake OpenAI-compatible chat server on real loopback sockets, for tests and benchmarks.
+
+Replies are scripted (a queue) or computed by a responder; latency, 429 with Retry-After, 5xx, malformed
+and truncated JSON bodies can be injected. It records every request and the peak number in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted answer."""
+
+    content: str | None = None
+    status: int = 200
+    delay_s: float | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes | None = None
+    truncate: bool = False
+
+
+def _default_content(request: dict[str, Any]) -> str:
+    last = next((m["content"] for m in reversed(request.get("messages", [])) if m["role"] == "user"), "")
+    return f"fake reply to: {last[:200]}"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+    allow_reuse_address = True
+
+
+class FakeOpenAIServer:
+    """``with FakeOpenAIServer(latency_s=0.1) as srv: ...`` then point a model at ``srv.base_url``."""
+
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.0,
+        responder: Callable[[dict[str, Any]], Reply | str] | None = None,
+    ) -> None:
+        self.latency_s = latency_s
+        self.responder = responder
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._script: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._port: int | None = None
+
+    # scripting ---------------------------------------------------------------------------------
+    def script(self, *replies: Reply | str) -> None:
+        """Queue replies for the next requests, in order; afterwards the responder answers."""
+        with self._lock:
+            self._script.extend(Reply(content=r) if isinstance(r, str) else r for r in replies)
+
+    @property
+    def n_requests(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def reset_counts(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.headers.clear()
+            self.max_in_flight = 0
+
+    def _next_reply(self, request: dict[str, Any]) -> Reply:
+        with self._lock:
+            if self._script:
+                return self._script.popleft()
+        if self.responder is not None:
+            r = self.responder(request)
+            return Reply(content=r) if isinstance(r, str) else r
+        return Reply(content=_default_content(request))
+
+    # lifecycle ---------------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        """The listening port (kept after stop, so a config can still point at the now-dead address)."""
+        assert self._port is not None, "server not started"
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> FakeOpenAIServer:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body are separate writes; Nagle would add ~40 ms
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(
+                        200, json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode()
+                    )
+                else:
+                    self._send(404, b'{"error": {"message": "not found"}}')
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                raw = self.rfile.read(length)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, b'{"error": {"message": "not found"}}')
+                    return
+                request = json.loads(raw or b"{}")
+                with fake._lock:
+                    fake.requests.append({**request, "_t": time.monotonic()})
+                    fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    fake.in_flight += 1
+                    fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                try:
+                    reply = fake._next_reply(request)
+                    time.sleep(fake.latency_s if reply.delay_s is None else reply.delay_s)
+                    self._answer(request, reply)
+                finally:
+                    with fake._lock:
+                        fake.in_flight -= 1
+
+            def _answer(self, request: dict[str, Any], reply: Reply) -> None:
+                if reply.status != 200:
+                    body = (
+                        reply.body
+                        or json.dumps(
+                            {"error": {"message": f"fake error {reply.status}", "type": "fake", "code": None}}
+                        ).encode()
+                    )
+                    self._send(reply.status, body, reply.headers)
+                    return
+                if reply.body is not None:
+                    self._send(200, reply.body, reply.headers)
+                    return
+                content = reply.content if reply.content is not None else _default_content(request)
+                prompt_tokens = sum(len(m.get("content", "").split()) for m in request.get("messages", []))
+                body = json.dumps(
+                    {
+                        "id": "chatcmpl-fake",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": request.get("model", "fake"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": content},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": prompt_tokens,
+                            "completion_tokens": len(content.split()),
+                            "total_tokens": prompt_tokens + len(content.split()),
+                        },
+                    }
+                ).encode()
+                if reply.truncate:
+                    body = body[: len(body) // 2]
+                self._send(200, body, reply.headers)
+
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
+        self._port = self._httpd.server_address[1]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,80 @@
+"""Reading run logs back as pandas frames (inspect_ai's "logs are data")."""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tomlib.paths import results_dir
+
+COLUMNS = ["run_id", "experiment", "condition", "episode", "step", "agent", "kind", "time", "payload"]
+
+
+def run_paths(results: str | os.PathLike[str] | None = None, run_ids: Iterable[str] | None = None) -> list[Path]:
+    """Event files under ``<results>/runs``, oldest run first."""
+    root = results_dir(results) / "runs"
+    if run_ids is not None:
+        return [root / r / "events.jsonl" for r in run_ids if (root / r / "events.jsonl").exists()]
+    return sorted(root.glob("*/events.jsonl"), key=lambda p: p.stat().st_mtime)
+
+
+def iter_events(
+    paths: Iterable[Path],
+    *,
+    experiment: str | None = None,
+    kinds: Iterable[str] | None = None,
+    skipped: list[str] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Events from the given files, filtered while reading; unreadable lines (a killed write) are skipped."""
+    wanted = set(kinds) if kinds is not None else None
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                try:
+                    ev = json.loads(line)
+                except json.JSONDecodeError:
+                    if skipped is not None:
+                        skipped.append(f"{path}:{lineno}")
+                    continue
+                if experiment is not None and ev.get("experiment") != experiment:
+                    continue
+                if wanted is not None and ev.get("kind") not in wanted:
+                    continue
+                yield ev
+
+
+def load_runs(
+    results: str | os.PathLike[str] | None = None,
+    *,
+    run_ids: Iterable[str] | None = None,
+    experiment: str | None = None,
+    kinds: Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """All matching events as a tidy frame: one row per event, ``payload`` kept as a dict."""
+    skipped: list[str] = []
+    rows = list(iter_events(run_paths(results, run_ids), experiment=experiment, kinds=kinds, skipped=skipped))
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    df["episode"] = df["episode"].astype("Int64")
+    df["step"] = df["step"].astype("Int64")
+    df["time"] = pd.to_datetime(df["time"], unit="s", utc=True)
+    if skipped:
+        warnings.warn(
+            f"skipped {len(skipped)} unreadable log line(s) (a run killed mid-write): {', '.join(skipped[:3])}",
+            stacklevel=2,
+        )
+    df.attrs["skipped_lines"] = skipped
+    return df
+
+
+def payload_frame(events: pd.DataFrame, kind: str | None = None) -> pd.DataFrame:
+    """Events (optionally of one kind) with their payload fields as columns."""
+    sub = events if kind is None else events[events["kind"] == kind]
+    flat = pd.json_normalize(sub["payload"].tolist(), max_level=0)
+    flat.index = sub.index
+    return pd.concat([sub.drop(columns=["payload"]), flat], axis=1)
