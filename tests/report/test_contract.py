@@ -14,6 +14,7 @@ from tomlib.report import (
     compare,
     plot_compare,
     read_results,
+    save_figure,
     validate_results,
     write_table,
 )
@@ -121,9 +122,14 @@ def test_report_indexes_tables_with_the_comparison(isolated: Path) -> None:
     assert (isolated / "results" / "REPORT.html").read_text().startswith("<!doctype html>")
 
 
-def test_plot_compare_draws_one_point_per_cell() -> None:
+def test_plot_compare_draws_one_point_per_cell_and_saves_a_png(isolated: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     ax = plot_compare(compare(reproduced()))
     assert sum(len(c.get_offsets()) for c in ax.collections) == 3
+    path = save_figure(ax.figure, "adaptive_tom.table1_vs_paper")
+    assert path == isolated / "results" / "figures" / "adaptive_tom.table1_vs_paper.png"
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="bare name"):
+        save_figure(ax.figure, "figs/x.png")

@@ -118,9 +118,14 @@ def test_sweep_rejects_parameters_the_notebook_does_not_declare(tmp_path: Path) 
 
 def test_smoke_profile_runs_the_real_series_offline(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TOMLIB_TRANSCRIPTS")  # replay the committed transcripts, as a user would
+    planted = "planted-secret-4f9e1b7c2d8a"
+    monkeypatch.setenv("SOME_SERVICE_API_KEY", planted)  # the kernels inherit it; no output may show it
     out = run_notebooks("smoke", progress=False)
     assert out and all(o.status == "ok" for o in out), summarize(out)
     res = isolated / "results"
+    for path in res.rglob("*"):
+        if path.is_file():
+            assert planted.encode() not in path.read_bytes(), f"secret leaked into {path}"
     for o in out:
         assert (res / "notebooks" / f"{o.name}.ipynb").exists()
         assert (res / "notebooks" / f"{o.name}.html").exists()

@@ -87,28 +87,9 @@ def test_llm_call_event_holds_the_exchange(isolated: Path, make_model, server) -
     m = make_model()
     with RunLog("x", run_id="rx") as log:
         log.observe(m)
-        m.complete_sync(
-            user("hi"),
-            sample_key={
-                "experiment": "x",
-                "condition": "c",
-                "episode": 1,
-                "step": 4,
-                "agent": "p2",
-                "purpose": "decide",
-            },
-        )
-        m.complete_sync(
-            user("hi"),
-            sample_key={
-                "experiment": "x",
-                "condition": "c",
-                "episode": 1,
-                "step": 4,
-                "agent": "p2",
-                "purpose": "decide",
-            },
-        )
+        key = {"experiment": "x", "condition": "c", "episode": 1, "step": 4, "agent": "p2", "purpose": "decide"}
+        m.complete_sync(user("hi"), sample_key=key)
+        m.complete_sync(user("hi"), sample_key=key)
     m.complete_sync(user("after close"), sample_key="x")  # no longer observed
     calls = payload_frame(load_runs(run_ids=["rx"]), "llm_call")
     assert len(calls) == 2

@@ -35,26 +35,23 @@ def _submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
     return asyncio.run_coroutine_threadsafe(coro, engine_loop())
 
 
+def _on_engine_now() -> bool:
+    try:
+        return asyncio.get_running_loop() is engine_loop()
+    except RuntimeError:
+        return False
+
+
 async def on_engine(coro: Coroutine[Any, Any, T]) -> T:
     """Await ``coro`` on the engine loop from any loop."""
-    loop = engine_loop()
-    try:
-        current = asyncio.get_running_loop()
-    except RuntimeError:
-        current = None
-    if current is loop:
+    if _on_engine_now():
         return await coro
     return await asyncio.wrap_future(_submit(coro))
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to completion from synchronous code (also inside a running notebook loop)."""
-    loop = engine_loop()
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:
-        running = None
-    if running is loop:
+    if _on_engine_now():
         coro.close()
         raise RuntimeError("run_sync() cannot be called from the engine loop itself; use `await`.")
     return _submit(coro).result()

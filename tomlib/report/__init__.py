@@ -1,6 +1,6 @@
 """Paper reference tables, the results contract, side-by-side comparisons and the results report."""
 
-from tomlib.report._plots import plot_compare
+from tomlib.report._plots import plot_compare, save_figure
 from tomlib.report._report import build_report
 from tomlib.report._tables import (
     PAPER_IDS,
@@ -26,6 +26,7 @@ __all__ = [
     "paper_table_index",
     "plot_compare",
     "read_results",
+    "save_figure",
     "validate_results",
     "write_table",
 ]

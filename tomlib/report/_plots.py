@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from tomlib.paths import results_dir
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 def plot_compare(side: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None) -> Axes:
@@ -32,3 +37,13 @@ def plot_compare(side: pd.DataFrame, *, ax: Axes | None = None, title: str | Non
     if title:
         ax.set_title(title)
     return ax
+
+
+def save_figure(fig: Figure, name: str, results: str | os.PathLike[str] | None = None) -> Path:
+    """Save ``fig`` as ``results/figures/<name>.png`` (name like ``adaptive_tom.fig3``) and return the path."""
+    if not name or "/" in name or name.endswith(".png"):
+        raise ValueError(f"figure name must be a bare name like 'adaptive_tom.fig3', got {name!r}")
+    out = results_dir(results) / "figures" / f"{name}.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120, bbox_inches="tight")
+    return out
