@@ -171,6 +171,7 @@ class ChatModel:
         self._client: openai.AsyncOpenAI | None = None
         self._sem: asyncio.Semaphore | None = None
         self._server: LocalServer | None = None
+        self._client_lock: asyncio.Lock | None = None
         self._rng = random.Random()
         if sync_transcripts and transcripts_dir().is_dir():
             self.store.sync_transcripts(transcripts_dir())
@@ -200,22 +201,30 @@ class ChatModel:
 
     # -- the engine-loop side -------------------------------------------------------------------
 
-    def _ensure_client(self) -> openai.AsyncOpenAI:
-        if self._client is None:
-            if self.config.kind == "local":
-                self._server = LocalServer(
-                    self.config.model_file,
-                    self.config.served_model(),
-                    n_ctx=self.config.n_ctx,
-                    n_threads=self.config.n_threads,
-                )
-                base_url = self._server.base_url
-            else:
+    async def _ensure_client(self) -> openai.AsyncOpenAI:
+        """The HTTP client (and, for kind `local`, a started server), created once on the engine loop."""
+        if self._client is not None:
+            return self._client
+        if self._client_lock is None:
+            self._client_lock = asyncio.Lock()
+        async with self._client_lock:
+            if self._client is None:
+                api_key = self.config.api_key()  # a missing key fails here, before any server starts
                 base_url = self.config.base_url
-            self._client = openai.AsyncOpenAI(
-                api_key=self.config.api_key(), base_url=base_url, max_retries=0, timeout=self.config.timeout_s
-            )
-            self._sem = asyncio.Semaphore(self.concurrency)
+                if self.config.kind == "local":
+                    server = LocalServer(
+                        self.config.model_file,
+                        self.config.served_model(),
+                        n_ctx=self.config.n_ctx,
+                        n_threads=self.config.n_threads,
+                    )
+                    await asyncio.to_thread(server.start)  # other models keep running while it loads
+                    self._server = server
+                    base_url = server.base_url
+                self._sem = asyncio.Semaphore(self.concurrency)
+                self._client = openai.AsyncOpenAI(
+                    api_key=api_key, base_url=base_url, max_retries=0, timeout=self.config.timeout_s
+                )
         return self._client
 
     def _check_budget(self) -> None:
@@ -239,7 +248,7 @@ class ChatModel:
                 )
 
     async def _live(self, request: dict[str, Any]) -> dict[str, Any]:
-        client = self._ensure_client()
+        client = await self._ensure_client()
         assert self._sem is not None
         kwargs: dict[str, Any] = {
             "model": self.config.served_model(),
