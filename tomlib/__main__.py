@@ -47,8 +47,10 @@ def _cmd_cache(args: argparse.Namespace) -> int:
         rows = store.stats()
         print(f"store: {store.path} ({len(store)} responses)")
         for r in rows:
-            print(f"  {r['experiment']:<32} {r['model']:<60} {r['responses']:>6} responses "
-                  f"{r['prompt_tokens'] + r['completion_tokens']:>9} tokens")  # fmt: skip
+            print(
+                f"  {r['experiment']:<32} {r['model']:<60} {r['responses']:>6} responses "
+                f"{r['prompt_tokens'] + r['completion_tokens']:>9} tokens"
+            )
     elif args.action == "export":
         if not args.out:
             print("cache export needs --out FILE.jsonl.gz", file=sys.stderr)

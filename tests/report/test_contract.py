@@ -68,9 +68,19 @@ def test_unmatched_cells_have_no_paper_value() -> None:
 
 
 def test_ambiguous_draft_must_be_named() -> None:
-    df = pd.DataFrame({"paper_id": ["coalition"], "table_id": ["table1"], "benchmark": ["humaneval"],
-                       "model": ["GLM-4"], "tom_order": [1], "round": [1], "metric": ["ftm"], "value": [60.0],
-                       "source": ["llm:local"]})  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "paper_id": ["coalition"],
+            "table_id": ["table1"],
+            "benchmark": ["humaneval"],
+            "model": ["GLM-4"],
+            "tom_order": [1],
+            "round": [1],
+            "metric": ["ftm"],
+            "value": [60.0],
+            "source": ["llm:local"],
+        }
+    )
     assert compare(df)["paper"].tolist() == [65.5]  # both drafts print 65.5: not ambiguous
     t2 = df.assign(table_id="table4", setting="no_tom", side="affirmative", metric="win_rate_pct")
     t2 = t2.drop(columns=["benchmark", "model", "tom_order", "round"])

@@ -379,8 +379,11 @@ class ChatModel:
             except StructuredOutputError as exc:
                 error = str(exc)
                 self._notify(CallRecord(completion=completion, purpose="complete_json", attempt=attempt, error=error))
-                convo = [*convo, {"role": "assistant", "content": completion.content},
-                         {"role": "user", "content": reask_message(error)}]  # fmt: skip
+                convo = [
+                    *convo,
+                    {"role": "assistant", "content": completion.content},
+                    {"role": "user", "content": reask_message(error)},
+                ]
                 continue
             self._notify(
                 CallRecord(

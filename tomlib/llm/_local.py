@@ -94,11 +94,22 @@ class LocalServer:
             fd, log_name = tempfile.mkstemp(prefix="tomlib-llama-", suffix=".log")
             self._log_path = Path(log_name)
             cmd = [
-                sys.executable, "-m", "llama_cpp.server",
-                "--model", str(self.model_file), "--model_alias", self.alias,
-                "--host", "127.0.0.1", "--port", str(self.port),
-                "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads),
-            ]  # fmt: skip
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(self.model_file),
+                "--model_alias",
+                self.alias,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--n_ctx",
+                str(self.n_ctx),
+                "--n_threads",
+                str(self.n_threads),
+            ]
             with os.fdopen(fd, "wb") as log:
                 self._proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             atexit.register(self.stop)

@@ -11,6 +11,7 @@ from tomlib.report._tables import (
     paper_table,
     paper_table_index,
     read_results,
+    side_by_side,
     validate_results,
     write_table,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "plot_compare",
     "read_results",
     "save_figure",
+    "side_by_side",
     "validate_results",
     "write_table",
 ]

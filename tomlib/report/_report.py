@@ -89,11 +89,23 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
         md += [f"### {name}", "", f"*{caption}*", ""]
         if nb:
             md += [f"Written by [`{nb}`](notebooks/{nb}.html).", ""]
-        md += [_md_table(_summary(side)), "", "<details><summary>All cells</summary>", "", _md_table(side), "",
-               "</details>", ""]  # fmt: skip
-        hs += [f"<h3>{html.escape(name)}</h3><p><i>{html.escape(caption)}</i></p>",
-               _summary(side).to_html(index=False), "<details><summary>All cells</summary>",
-               side.to_html(index=False, na_rep=""), "</details>"]  # fmt: skip
+        md += [
+            _md_table(_summary(side)),
+            "",
+            "<details><summary>All cells</summary>",
+            "",
+            _md_table(side),
+            "",
+            "</details>",
+            "",
+        ]
+        hs += [
+            f"<h3>{html.escape(name)}</h3><p><i>{html.escape(caption)}</i></p>",
+            _summary(side).to_html(index=False),
+            "<details><summary>All cells</summary>",
+            side.to_html(index=False, na_rep=""),
+            "</details>",
+        ]
 
     done = set(tables)
     pending = [

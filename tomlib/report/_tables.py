@@ -175,3 +175,36 @@ def compare(reproduced: pd.DataFrame, table_id: str | None = None, paper_id: str
     if "note" in df.columns:
         side["note"] = df["note"].fillna("")
     return side.reset_index(drop=True)
+
+
+def side_by_side(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
+    """A readable wide view: one row per cell, one column per source plus ``paper``, each "mean (sd)".
+
+    Metrics ``m`` and ``m_sd`` are folded into one "m" cell; notes show instead of a missing value.
+    """
+    df = table.copy()
+    df["value"] = pd.to_numeric(df["value"], errors="coerce")
+    is_sd = df["metric"].str.endswith("_sd")
+    base = df[~is_sd].copy()
+    sd = df[is_sd].copy()
+    sd["metric"] = sd["metric"].str.removesuffix("_sd")
+    conds = [c for c in condition_columns(df) if c not in ("episodes_at_step",)]
+    keys = [*conds, "metric", "source"]
+    merged = base.merge(sd[[*keys, "value", "paper_value"]], on=keys, how="left", suffixes=("", "_sd"))
+
+    def fmt(mean: float, spread: float) -> str:
+        if pd.isna(mean):
+            return ""
+        return f"{mean:.{digits}f}" + ("" if pd.isna(spread) else f" ({spread:.{digits}f})")
+
+    notes = merged["note"] if "note" in merged.columns else pd.Series("", index=merged.index)
+    merged["cell"] = [
+        fmt(m, s) or (str(n).split(":")[0] if isinstance(n, str) and n else "")
+        for m, s, n in zip(merged["value"], merged["value_sd"], notes.fillna(""), strict=True)
+    ]
+    merged["paper_cell"] = [fmt(m, s) for m, s in zip(merged["paper_value"], merged["paper_value_sd"], strict=True)]
+    first = merged.drop_duplicates([*conds, "metric"]).set_index([*conds, "metric"])
+    wide = merged.set_index([*conds, "metric", "source"])["cell"].unstack("source").reindex(first.index)
+    wide.insert(0, "paper", first["paper_cell"])
+    wide.columns.name = None
+    return wide

@@ -128,9 +128,13 @@ def execute_one(notebook: Path, output: Path, params: dict[str, Any]) -> tuple[s
     t0 = time.perf_counter()
     try:
         papermill.execute_notebook(
-            str(notebook), str(output), parameters=params, cwd=str(notebook.parent),
-            progress_bar=False, log_output=False,
-        )  # fmt: skip
+            str(notebook),
+            str(output),
+            parameters=params,
+            cwd=str(notebook.parent),
+            progress_bar=False,
+            log_output=False,
+        )
     except Exception as exc:  # a failing notebook must not stop the series
         return "failed", time.perf_counter() - t0, describe_failure(exc)
     return "ok", time.perf_counter() - t0, ""

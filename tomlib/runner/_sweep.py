@@ -114,8 +114,15 @@ def sweep(
                 status, seconds, error = fut.result()
             except Exception as exc:  # a worker crash is recorded, not fatal
                 status, seconds, error = "failed", 0.0, f"{type(exc).__name__}: {exc}"
-            rows[rid] = {"run_id": rid, **point, "status": status, "seconds": round(seconds, 2),
-                         "output": str(out), "results_dir": str(rr), "error": error}  # fmt: skip
+            rows[rid] = {
+                "run_id": rid,
+                **point,
+                "status": status,
+                "seconds": round(seconds, 2),
+                "output": str(out),
+                "results_dir": str(rr),
+                "error": error,
+            }
             _write_index(index_path, rows, param_names)
     if not index_path.exists():
         _write_index(index_path, rows, param_names)

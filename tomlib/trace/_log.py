@@ -27,9 +27,20 @@ if TYPE_CHECKING:
     from tomlib.llm import CallRecord, ChatModel
 
 EVENT_KINDS = (
-    "run_start", "llm_call", "prediction", "belief", "decision", "action", "alignment", "expert_weights",
-    "coalition", "verification", "env_state", "score", "note",
-)  # fmt: skip
+    "run_start",
+    "llm_call",
+    "prediction",
+    "belief",
+    "decision",
+    "action",
+    "alignment",
+    "expert_weights",
+    "coalition",
+    "verification",
+    "env_state",
+    "score",
+    "note",
+)
 
 
 class Event(BaseModel):

@@ -1,0 +1,101 @@
+"""Every game passes the conformance check; game-specific rules are tested one by one."""
+
+from __future__ import annotations
+
+import pytest
+
+from tomlib.envs import GridWorld, IllegalAction, Layout, load_game, parse_spec
+from tomlib.envs.conformance import check_game
+
+SPECS = [
+    "matrix(memory=1)",
+    "matrix(memory=n)",
+    "matrix(memory=1,actions=3)",
+    "matrix(memory=n,actions=3)",
+    "grid(layout=game1)",
+    "grid(layout=game2)",
+]
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_conformance(spec: str) -> None:
+    check_game(load_game(spec))
+
+
+def test_spec_round_trip_and_errors() -> None:
+    assert parse_spec("matrix(memory=n, actions=3)") == ("matrix", {"memory": "n", "actions": 3})
+    game = load_game("grid(layout=game2,max_steps=40)")
+    assert game.spec() == "grid(layout=game2,max_steps=40)"
+    with pytest.raises(ValueError, match="unknown game 'chess'; known: grid, matrix"):
+        load_game("chess")
+    with pytest.raises(ValueError, match="does not take"):
+        load_game("matrix(colour=red)")
+    with pytest.raises(FileNotFoundError, match="known: game1, game2"):
+        load_game("grid(layout=game9)")
+
+
+def test_matrix_scores_five_only_when_choices_differ() -> None:
+    g = load_game("matrix(memory=1)")
+    s = g.reset()
+    assert s.last == ("A", "A")  # episodes start uncoordinated (§4.2)
+    s = g.step(s, ("A", "B"))
+    s = g.step(s, ("B", "B"))
+    assert (s.points, s.round, s.last) == (5, 2, ("B", "B"))
+    while not g.is_terminal(s):
+        s = g.step(s, ("A", "B"))
+    assert g.score(s) == 5 + 13 * 5 and s.round == 15
+
+
+def test_memory_n_environment_action_is_the_most_frequent_choice() -> None:
+    g = load_game("matrix(memory=n)")
+    s = g.reset()
+    assert g.environment_actions(s, 1) == ("A",)  # the uncoordinated start counts once
+    s = g.step(s, ("B", "B"))
+    assert g.environment_actions(s, 1) == ("A", "B")  # a tie: both are candidates
+    s = g.step(s, ("B", "B"))
+    assert g.environment_actions(s, 1) == ("B",)
+    assert "A: 1, B: 2" in g.describe(s, 0)
+
+
+def test_grid_rules_conflicts_swaps_goals_and_walls() -> None:
+    layout = Layout.parse("t", "1..a\n.#..\nb..2")
+    g = GridWorld(layout, max_steps=5)
+    s = g.reset()
+    assert "down" in g.legal_actions(s, 0) and "up" not in g.legal_actions(s, 0)  # grid edge
+    assert "left" not in g.legal_actions(g.step(s, ("down", "stay")), 0)  # edge again
+    # player 1 may not enter player 2's goal b at (2, 0)
+    s1 = g.step(s, ("down", "stay"))
+    assert "down" not in g.legal_actions(s1, 0)
+    with pytest.raises(IllegalAction, match="not legal for player 1"):
+        g.step(s1, ("down", "stay"))
+    # both into the same cell: nobody moves
+    same = GridWorld(Layout.parse("s", "1.2\n#a#\n#b#"))
+    assert same.step(same.reset(), ("right", "left")).pos == same.layout.starts
+    # swapping cells: nobody moves
+    swap = GridWorld(Layout.parse("w", "12\nab"))
+    assert swap.step(swap.reset(), ("right", "left")).pos == swap.layout.starts
+    # following into the cell the partner leaves is fine
+    follow = GridWorld(Layout.parse("f", "12.\nab."))
+    assert follow.step(follow.reset(), ("right", "right")).pos == ((0, 1), (0, 2))
+
+
+def test_grid_failure_scores_the_step_limit() -> None:
+    g = load_game("grid(layout=game1,max_steps=4)")
+    s = g.reset()
+    while not g.is_terminal(s):
+        s = g.step(s, ("stay", "stay"))
+    assert g.score(s) == 4.0 and not g.solved(s)
+
+
+@pytest.mark.parametrize(("layout", "optimum"), [("game1", 6), ("game2", 6)])
+def test_layout_optimum_matches_the_documented_value(layout: str, optimum: int) -> None:
+    g = load_game(f"grid(layout={layout})")
+    assert g.cost_to_go[g.layout.starts] == optimum
+
+
+def test_joint_value_prefers_the_coordinated_move_at_the_crossing() -> None:
+    g = load_game("grid(layout=game1)")
+    s = g.reset()
+    s = g.step(g.step(s, ("right", "down")), ("right", "down"))  # both one step before the crossing
+    assert g.joint_value(s, ("right", "stay")) > g.joint_value(s, ("right", "down"))  # collide: nobody moves
+    assert g.joint_value(s, ("right", "stay")) == g.joint_value(s, ("stay", "down"))  # either may go first

@@ -1,0 +1,80 @@
+"""Playing episodes: two agents, one game, every step logged to the run log."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tomlib.agents._base import SEATS, Agent, Emit, Site, no_emit
+from tomlib.envs import Game, rng_for
+from tomlib.trace import RunLog
+
+
+@dataclass
+class EpisodeResult:
+    """The outcome of one episode."""
+
+    score: float
+    steps: int
+    actions: list[tuple[str, str]] = field(default_factory=list)
+
+
+def make_emitter(log: RunLog | None, condition: str, episode: int, agent: str, step: list[int]) -> Emit:
+    """An ``emit`` that writes events placed at (condition, episode, current step, agent)."""
+    if log is None:
+        return no_emit
+
+    def emit(kind: str, payload: dict[str, Any]) -> None:
+        log.event(kind, payload, condition=condition, episode=episode, step=step[0], agent=agent)
+
+    return emit
+
+
+async def play_episode(
+    game: Game,
+    agents: Sequence[Agent],
+    *,
+    seed: int,
+    episode: int,
+    condition: str = "",
+    log: RunLog | None = None,
+    experiment: str = "adhoc",
+) -> EpisodeResult:
+    """Run one episode; each agent gets its own random stream ``(seed, condition, episode, seat)``."""
+    if len(agents) != 2:
+        raise ValueError("an episode needs exactly two agents")
+    step = [0]
+    seats = SEATS
+    site = Site(experiment=log.experiment if log else experiment, condition=condition, episode=episode)
+    for p, agent in enumerate(agents):
+        emit = make_emitter(log, condition, episode, seats[p], step)
+        agent.start_episode(game, p, rng_for(seed, condition, episode, p), emit, site)
+    env_emit = make_emitter(log, condition, episode, "", step)
+    state = game.reset(seed)
+    env_emit("env_state", {"state": game.render(state), "game": game.spec(), "agents": [a.name for a in agents]})
+    actions: list[tuple[str, str]] = []
+    while not game.is_terminal(state):
+        d0, d1 = await asyncio.gather(agents[0].act(state), agents[1].act(state))
+        joint = (d0.action, d1.action)
+        nxt = game.step(state, joint)
+        for p, (agent, d) in enumerate(zip(agents, (d0, d1), strict=True)):
+            agent.observe(state, joint, nxt)
+            agent.t += 1
+            if log is not None:
+                log.event(
+                    "action",
+                    {"action": d.action, **d.detail},
+                    condition=condition,
+                    episode=episode,
+                    step=step[0],
+                    agent=seats[p],
+                )
+        actions.append(joint)
+        step[0] += 1
+        state = nxt
+        env_emit("env_state", {"state": game.render(state), "joint_action": list(joint)})
+    score = game.score(state)
+    env_emit("score", {"metric": game.info.metric, "value": score, "steps": step[0]})
+    return EpisodeResult(score=score, steps=step[0], actions=actions)

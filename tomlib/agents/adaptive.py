@@ -1,0 +1,105 @@
+"""The adaptive ToM agent, A-ToM (``adaptive-tom-aaai2026.txt`` §3.3, Algorithms 1 and 2).
+
+Hypothetical partners of ToM orders 0, 1 and 2 are experts that each predict the partner's action. FTL
+(Algorithm 1) follows the expert with the smallest cumulative loss; Hedge (Algorithm 2) samples an expert
+from weights w_k ← w_k · exp(−η · loss_k). The ego then best-responds to the chosen prediction and, once
+the partner's real action is seen, charges a loss of 1 to every expert that predicted wrong.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from tomlib.agents._base import Agent, Decision, Emit, Predictor, Responder, Site, no_emit
+from tomlib.agents.formal import FormalPredictor, FormalResponder
+from tomlib.envs import Game
+
+Algorithm = Literal["ftl", "hedge"]
+
+
+class AdaptiveToMAgent(Agent):
+    """A-ToM over ToM orders ``orders`` with FTL or Hedge (η = ``eta``)."""
+
+    def __init__(
+        self,
+        algorithm: Algorithm = "hedge",
+        *,
+        orders: Sequence[int] = (0, 1, 2),
+        eta: float = 1.0,
+        predictor: Predictor | None = None,
+        responder: Responder | None = None,
+    ):
+        algorithm = algorithm.lower()  # type: ignore[assignment]
+        if algorithm not in ("ftl", "hedge"):
+            raise ValueError(f"A-ToM algorithm must be 'ftl' (Algorithm 1) or 'hedge' (Algorithm 2); got {algorithm!r}")
+        self.algorithm: Algorithm = algorithm
+        self.orders = tuple(orders)
+        self.eta = float(eta)
+        self.predictor = predictor or FormalPredictor()
+        self.responder = responder or FormalResponder()
+        self.name = f"A-ToM ({'FTL' if algorithm == 'ftl' else 'Hedge'})"
+
+    def start_episode(
+        self, game: Game, player: int, rng: random.Random, emit: Emit = no_emit, site: Site | None = None
+    ) -> None:
+        super().start_episode(game, player, rng, emit, site)
+        self.losses = [0.0 for _ in self.orders]  # Algorithm 1, line 2
+        self.weights = [1.0 for _ in self.orders]  # Algorithm 2, line 2
+        self._pending: list[str] | None = None
+
+    def probabilities(self) -> list[float]:
+        """Normalized expert weights P^(k) (Algorithm 2, line 7); FTL puts all mass on its leader."""
+        if self.algorithm == "ftl":
+            leader = self._leader()
+            return [1.0 if i == leader else 0.0 for i in range(len(self.orders))]
+        total = sum(self.weights)
+        return [w / total for w in self.weights]
+
+    def _leader(self) -> int:
+        best = min(self.losses)
+        return self.losses.index(best)  # argmin: the lowest order among tied leaders
+
+    async def act(self, state: Any) -> Decision:
+        predictions = [await self.predictor.predict(self, state, k) for k in self.orders]
+        probs = self.probabilities()
+        if self.algorithm == "ftl":
+            chosen = self._leader()
+        else:
+            chosen = self.rng.choices(range(len(self.orders)), weights=probs)[0]
+        self._pending = predictions
+        predicted = predictions[chosen]
+        self.emit(
+            "expert_weights",
+            {
+                "algorithm": self.algorithm,
+                "orders": list(self.orders),
+                "probabilities": probs,
+                "weights": list(self.weights),
+                "losses": list(self.losses),
+                "predictions": predictions,
+                "chosen_order": self.orders[chosen],
+            },
+        )
+        self.emit("prediction", {"predicted_partner_action": predicted, "chosen_order": self.orders[chosen]})
+        decision = await self.responder.respond(self, state, predicted)
+        decision.detail.update({"predicted_partner_action": predicted, "chosen_order": self.orders[chosen]})
+        return decision
+
+    def observe(self, state: Any, joint: Sequence[str], next_state: Any) -> None:
+        """Charge a loss to every expert whose prediction missed (Algorithm 1 l. 13-17, Algorithm 2 l. 14-21)."""
+        if self._pending is None:
+            return
+        actual = joint[1 - self.player]
+        for i, predicted in enumerate(self._pending):
+            loss = 0.0 if predicted == actual else 1.0
+            self.losses[i] += loss
+            self.weights[i] *= math.exp(-self.eta * loss)
+        top = max(self.weights)
+        self.weights = [w / top for w in self.weights]  # same probabilities; no underflow on long episodes
+        self._pending = None
+        self.emit(
+            "alignment", {"partner_action": actual, "losses": list(self.losses), "probabilities": self.probabilities()}
+        )

@@ -1,0 +1,79 @@
+"""Two-player cooperative games behind one interface, loadable by name with parameters.
+
+>>> load_game("matrix(memory=n,actions=3)")      # doctest: +SKIP
+>>> load_game("grid(layout=game2)")              # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from tomlib.envs._base import Game, GameInfo, IllegalAction, rng_for
+from tomlib.envs.gridworld import GridState, GridWorld, Layout, load_layout
+from tomlib.envs.matrix import MatrixState, RepeatedMatrixGame
+
+_REGISTRY: dict[str, Callable[..., Game]] = {"matrix": RepeatedMatrixGame, "grid": GridWorld}
+
+
+def register_game(name: str, factory: Callable[..., Game]) -> None:
+    """Make ``load_game(name(...))`` build games with ``factory``."""
+    _REGISTRY[name] = factory
+
+
+def _value(text: str) -> Any:
+    text = text.strip()
+    if re.fullmatch(r"-?\d+", text):
+        return int(text)
+    if re.fullmatch(r"-?\d*\.\d+", text):
+        return float(text)
+    return text.strip("'\"")
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"matrix(memory=n,actions=3)"`` → ``("matrix", {"memory": "n", "actions": 3})``."""
+    m = re.fullmatch(r"\s*([a-z_][a-z0-9_]*)\s*(?:\((.*)\))?\s*", spec)
+    if not m:
+        raise ValueError(f"cannot read game spec {spec!r}; write it like 'matrix(memory=n,actions=3)'")
+    params: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in (m.group(2) or "").split(","))):
+        if "=" not in part:
+            raise ValueError(f"game spec {spec!r}: parameter {part!r} needs the form name=value")
+        k, v = part.split("=", 1)
+        params[k.strip()] = _value(v)
+    return m.group(1), params
+
+
+def load_game(spec: str, **overrides: Any) -> Game:
+    """Build a game from a spec string (papermill-friendly) plus keyword overrides."""
+    name, params = parse_spec(spec)
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown game {name!r}; known: {', '.join(sorted(_REGISTRY))}")
+    params.update(overrides)
+    try:
+        return _REGISTRY[name](**params)
+    except TypeError as exc:
+        raise ValueError(f"game {name!r} does not take these parameters: {params} ({exc})") from None
+
+
+def list_games() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+__all__ = [
+    "Game",
+    "GameInfo",
+    "GridState",
+    "GridWorld",
+    "IllegalAction",
+    "Layout",
+    "MatrixState",
+    "RepeatedMatrixGame",
+    "list_games",
+    "load_game",
+    "load_layout",
+    "parse_spec",
+    "register_game",
+    "rng_for",
+]

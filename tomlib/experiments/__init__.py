@@ -1,0 +1,1 @@
+"""One module per paper: functions that run a table's conditions and return tidy DataFrames."""
