@@ -14,6 +14,7 @@ SPECS = [
     "matrix(memory=n,actions=3)",
     "grid(layout=game1)",
     "grid(layout=game2)",
+    "overcooked",
 ]
 
 
@@ -26,7 +27,7 @@ def test_spec_round_trip_and_errors() -> None:
     assert parse_spec("matrix(memory=n, actions=3)") == ("matrix", {"memory": "n", "actions": 3})
     game = load_game("grid(layout=game2,max_steps=40)")
     assert game.spec() == "grid(layout=game2,max_steps=40)"
-    with pytest.raises(ValueError, match="unknown game 'chess'; known: grid, matrix"):
+    with pytest.raises(ValueError, match="unknown game 'chess'; known: grid, matrix, overcooked"):
         load_game("chess")
     with pytest.raises(ValueError, match="does not take"):
         load_game("matrix(colour=red)")
@@ -99,3 +100,31 @@ def test_joint_value_prefers_the_coordinated_move_at_the_crossing() -> None:
     s = g.step(g.step(s, ("right", "down")), ("right", "down"))  # both one step before the crossing
     assert g.joint_value(s, ("right", "stay")) > g.joint_value(s, ("right", "down"))  # collide: nobody moves
     assert g.joint_value(s, ("right", "stay")) == g.joint_value(s, ("stay", "down"))  # either may go first
+
+
+def test_overcooked_pot_cooks_by_itself_and_delivery_ends_the_episode() -> None:
+    g = load_game("overcooked(horizon=100)")
+    s = g.reset()
+    # cook 1 fetches three onions from its dispenser (left) and drops them into the pot (up, from column 2)
+    plan = ["left", "interact", "right", "up", "interact"]
+    for _ in range(3):
+        for a in plan:
+            s = g.step(s, (a, "stay"))
+        s = g.step(s, ("left", "stay"))
+    assert "is cooking; the soup is ready in" in g.describe(s, 0)  # nobody pressed interact to start it
+    while "finished soup" not in g.describe(s, 0):
+        s = g.step(s, ("stay", "stay"))
+    for a in ["down", "left", "interact", "right", "up", "interact", "down", "down", "interact"]:
+        s = g.step(s, (a, "stay"))
+        if g.is_terminal(s):
+            break
+    assert s.delivered and g.is_terminal(s) and g.score(s) == s.t < 100
+
+
+def test_overcooked_has_no_exact_values_and_says_why() -> None:
+    from tomlib.envs import NoExactModel
+
+    g = load_game("overcooked")
+    assert not g.has_exact_values
+    with pytest.raises(NoExactModel, match="formal ToM-k agents cannot play it"):
+        g.joint_value(g.reset(), ("stay", "stay"))

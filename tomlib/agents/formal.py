@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from tomlib.agents._base import Agent, Decision, Predictor, Responder
@@ -10,7 +9,7 @@ from tomlib.tom import FirstOfTies, best_responses, tom_reasoning
 
 
 def _levels(chain: tuple[Any, ...]) -> list[dict[str, Any]]:
-    return [asdict(level) for level in chain]
+    return [{"order": lv.order, "player": lv.player, "belief": lv.belief, "action": lv.action} for lv in chain]
 
 
 class FormalToMAgent(Agent):

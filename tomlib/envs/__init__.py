@@ -10,11 +10,18 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tomlib.envs._base import Game, GameInfo, IllegalAction, rng_for
+from tomlib.envs._base import Game, GameInfo, IllegalAction, NoExactModel, rng_for
 from tomlib.envs.gridworld import GridState, GridWorld, Layout, load_layout
 from tomlib.envs.matrix import MatrixState, RepeatedMatrixGame
 
-_REGISTRY: dict[str, Callable[..., Game]] = {"matrix": RepeatedMatrixGame, "grid": GridWorld}
+
+def _overcooked(**params: Any) -> Game:
+    from tomlib.envs.overcooked import OvercookedGame  # imports overcooked-ai only when asked for
+
+    return OvercookedGame(**params)
+
+
+_REGISTRY: dict[str, Callable[..., Game]] = {"matrix": RepeatedMatrixGame, "grid": GridWorld, "overcooked": _overcooked}
 
 
 def register_game(name: str, factory: Callable[..., Game]) -> None:
@@ -69,6 +76,7 @@ __all__ = [
     "IllegalAction",
     "Layout",
     "MatrixState",
+    "NoExactModel",
     "RepeatedMatrixGame",
     "list_games",
     "load_game",

@@ -17,6 +17,10 @@ from typing import Any, Literal
 PLAYERS = (0, 1)
 
 
+class NoExactModel(NotImplementedError):
+    """The game has no exact joint value, so formal ToM-k agents cannot play it (the message says why)."""
+
+
 class IllegalAction(ValueError):
     """An action that is not legal for that player in that state (the message lists the legal ones)."""
 
@@ -38,6 +42,7 @@ class Game(abc.ABC):
 
     info: GameInfo
     params: dict[str, Any]
+    has_exact_values: bool = True
 
     # -- dynamics ------------------------------------------------------------------------------------
     @abc.abstractmethod

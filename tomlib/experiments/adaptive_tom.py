@@ -11,6 +11,7 @@ agents (source ``llm:<model>``), replayed or live according to ``llm_mode``.
 from __future__ import annotations
 
 import asyncio
+import re
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,9 +19,10 @@ from typing import Any
 
 import pandas as pd
 
-from tomlib.agents import AdaptiveToMAgent, Agent, FormalToMAgent, play_episode
+from tomlib.agents import AdaptiveToMAgent, Agent, EpisodeResult, FormalToMAgent, play_episode
 from tomlib.agents.llm import LLMPredictor, LLMResponder, LLMToM, LLMToMAgent
-from tomlib.envs import Game, load_game
+from tomlib.agents.partners import GreedyAgent, PartnerUnavailable, pbt_partner
+from tomlib.envs import Game, NoExactModel, load_game
 from tomlib.llm import ChatModel
 from tomlib.report import attach_paper_values
 from tomlib.trace import RunLog
@@ -40,6 +42,7 @@ THREE_ACTION_TASKS: dict[str, str] = {
 FIXED = ("ToM-0", "ToM-1", "ToM-2")
 TABLE1_PAIRS = [(a, b) for a in FIXED for b in FIXED]
 ATOM = {"FTL": "A-ToM (FTL)", "Hedge": "A-ToM (Hedge)"}
+TABLE3_AGENTS = ("ToM-0", "ToM-1", "ToM-2", "Greedy", "PBT", "A-ToM (FTL)", "A-ToM (Hedge)")
 
 
 class NotReproduced(RuntimeError):
@@ -68,7 +71,7 @@ class Setup:
 
     def agent(self, spec: str) -> Agent:
         """``ToM-0``/``ToM-1``/``ToM-2``, ``A-ToM (FTL)``, ``A-ToM (Hedge)``."""
-        if spec.startswith("ToM-"):
+        if re.fullmatch(r"ToM-\d", spec):
             order = int(spec.removeprefix("ToM-"))
             if self.chat is None:
                 return FormalToMAgent(order, tie_break=self.tie_break)
@@ -79,12 +82,22 @@ class Setup:
                 return AdaptiveToMAgent(algorithm)
             llm = LLMToM(self.chat, temperature=self.temperature)
             return AdaptiveToMAgent(algorithm, predictor=LLMPredictor(llm), responder=LLMResponder(llm))
+        if spec == "Greedy":
+            return GreedyAgent()
         if spec == "PBT":
-            raise NotReproduced(
-                "not reproduced: PBT needs a population-based-training policy pretrained on this layout, which "
-                "is not available offline"
-            )
-        raise ValueError(f"unknown agent {spec!r}; use ToM-0, ToM-1, ToM-2, {', '.join(ATOM.values())}")
+            try:
+                return pbt_partner()
+            except PartnerUnavailable as exc:
+                raise NotReproduced(str(exc)) from None
+        raise ValueError(f"unknown agent {spec!r}; use ToM-0, ToM-1, ToM-2, {', '.join(ATOM.values())}, Greedy, PBT")
+
+    def check_playable(self, game: Game, players: Sequence[str]) -> None:
+        """Formal ToM agents need the game's exact joint values; say so before playing if it has none."""
+        if self.chat is None and not game.has_exact_values and any(p != "Greedy" for p in players):
+            try:
+                game.joint_value(game.reset(0), ("stay", "stay"))
+            except NoExactModel as exc:
+                raise NotReproduced(f"not reproduced: {exc}") from None
 
 
 @dataclass
@@ -119,16 +132,19 @@ async def run_condition(
     log: RunLog,
     parallel: int = 8,
     on_episode: Callable[[], None] = lambda: None,
-) -> list[float]:
-    """Scores of ``episodes`` repetitions of one pairing (LLM episodes run concurrently)."""
+) -> list[EpisodeResult]:
+    """``episodes`` repetitions of one pairing (LLM episodes run concurrently)."""
+    for p in players:
+        setup.agent(p)  # a partner that cannot be built fails here, before any episode runs
+    setup.check_playable(game, players)
     limit = asyncio.Semaphore(1 if setup.chat is None else parallel)
 
-    async def one(ep: int) -> float:
+    async def one(ep: int) -> EpisodeResult:
         async with limit:
             agents = [setup.agent(players[0]), setup.agent(players[1])]
             result = await play_episode(game, agents, seed=seed, episode=ep, condition=condition, log=log)
             on_episode()
-            return result.score
+            return result
 
     return list(await asyncio.gather(*(one(ep) for ep in range(episodes))))
 
@@ -188,7 +204,7 @@ async def _run_table(
                 continue
             condition = f"{task}:{players[0]} vs {players[1]}"
             try:
-                scores = await run_condition(
+                results_ = await run_condition(
                     game,
                     players,
                     setup,
@@ -202,8 +218,12 @@ async def _run_table(
                 rows += _missing_rows(base, metric, setup.source, str(exc))
                 bar.update(episodes)
                 continue
+            scores = [r.score for r in results_]
             rows += _cell_rows(base, metric, scores, setup.source)
-            per_episode += [{**base, "episode": i, "score": s, "source": setup.source} for i, s in enumerate(scores)]
+            per_episode += [
+                {**base, "episode": i, "score": r.score, "steps": r.steps, "source": setup.source}
+                for i, r in enumerate(results_)
+            ]
     finally:
         bar.close()
         log.close()
@@ -461,3 +481,91 @@ def plot_atom(table: pd.DataFrame, source: str) -> Any:
     grid.set_titles("{row_name} · {col_name}")
     grid.set_axis_labels("points ↑ / time ↓", "")
     return grid.figure
+
+
+async def table3(
+    *,
+    model: str = "formal",
+    llm_mode: str = "replay",
+    agents: Sequence[str] = TABLE3_AGENTS,
+    episodes: int = 30,
+    seed: int = 42,
+    temperature: float = 0.1,
+    results: str | None = None,
+    progress: bool = True,
+    run_id: str | None = None,
+    chat: ChatModel | None = None,
+) -> Reproduction:
+    """Table 3: Overcooked cross-play. Every ordered pair of different agent types plays ``episodes``
+    episodes; an agent type's cell is its mean time over all its episodes, in either seat."""
+    from tqdm.auto import tqdm
+
+    setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat)
+    log = RunLog(f"{PAPER_ID}.table3", run_id=run_id, results=results, meta={"model": model, "episodes": episodes})
+    setup.connect(log)
+    game = load_task("overcooked")
+    unavailable: dict[str, str] = {}
+    for a in agents:
+        try:
+            setup.agent(a)
+            setup.check_playable(game, [a])
+        except NotReproduced as exc:
+            unavailable[a] = str(exc)
+    playable = [a for a in agents if a not in unavailable]
+    pairs = [(a, b) for a in playable for b in playable if a != b]
+    scores: dict[str, list[float]] = {a: [] for a in playable}
+    per_episode = []
+    bar = tqdm(total=len(pairs) * episodes, desc=f"{PAPER_ID}.table3 ({setup.source})", disable=not progress)
+    try:
+        for a, b in pairs:
+            got = await run_condition(
+                game,
+                (a, b),
+                setup,
+                episodes=episodes,
+                seed=seed,
+                condition=f"overcooked:{a} vs {b}",
+                log=log,
+                on_episode=lambda: bar.update(1),
+            )
+            scores[a] += [r.score for r in got]
+            scores[b] += [r.score for r in got]
+            per_episode += [
+                {"player1": a, "player2": b, "episode": i, "score": r.score, "steps": r.steps, "source": setup.source}
+                for i, r in enumerate(got)
+            ]
+    finally:
+        bar.close()
+        log.close()
+    rows: list[dict[str, Any]] = []
+    for a in agents:
+        label = a.replace("A-ToM (", "A-ToM agent (")  # the paper's row labels
+        base = {"paper_id": PAPER_ID, "table_id": "table3", "agent_type": label, "task": "overcooked"}
+        if a in unavailable:
+            rows += _missing_rows(base, "time", setup.source, unavailable[a])
+        elif not scores[a]:
+            why = "not reproduced: no other agent type could play, so there is no cross-play to average"
+            rows += _missing_rows(base, "time", setup.source, why)
+        else:
+            rows += _cell_rows(base, "time", scores[a], setup.source)
+    table = attach_paper_values(pd.DataFrame(rows))
+    return Reproduction(table=table, episodes=pd.DataFrame(per_episode), run_id=log.run_id)
+
+
+async def greedy_reference(*, episodes: int = 30, seed: int = 42, results: str | None = None) -> pd.DataFrame:
+    """Greedy with Greedy on our Overcooked layout: a non-LLM reference point (not a paper cell)."""
+    game = load_task("overcooked")
+    log = RunLog(f"{PAPER_ID}.greedy_reference", results=results)
+    try:
+        got = await run_condition(
+            game,
+            ("Greedy", "Greedy"),
+            Setup(),
+            episodes=episodes,
+            seed=seed,
+            condition="overcooked:Greedy vs Greedy",
+            log=log,
+        )
+    finally:
+        log.close()
+    return pd.DataFrame({"episode": range(episodes), "time": [r.score for r in got]})

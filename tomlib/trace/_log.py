@@ -116,20 +116,22 @@ class RunLog:
         episode: int | None = None,
         step: int | None = None,
         agent: str | None = None,
-    ) -> Event:
-        """Append one event (redacted, flushed) and return it."""
+    ) -> dict[str, Any]:
+        """Append one event (the fields of :class:`Event`), redacted and flushed; return it as a dict."""
         ctx = self._context
-        ev = Event(
-            run_id=self.run_id,
-            experiment=self.experiment,
-            condition=condition if condition is not None else ctx.get("condition", ""),
-            episode=episode if episode is not None else ctx.get("episode"),
-            step=step if step is not None else ctx.get("step"),
-            agent=agent if agent is not None else ctx.get("agent", ""),
-            kind=kind,
-            payload=payload or {},
-        )
-        line = json.dumps(self._redact(ev.model_dump(mode="json")), ensure_ascii=False, default=str)
+        ev = {
+            "run_id": self.run_id,
+            "experiment": self.experiment,
+            "condition": condition if condition is not None else ctx.get("condition", ""),
+            "episode": episode if episode is not None else ctx.get("episode"),
+            "step": step if step is not None else ctx.get("step"),
+            "agent": agent if agent is not None else ctx.get("agent", ""),
+            "kind": kind,
+            "payload": payload or {},
+            "time": time.time(),
+        }
+        # redact the serialized line once: cheaper than walking every payload leaf, and it covers keys too
+        line = self._redact.text(json.dumps(ev, ensure_ascii=False, default=str))
         with self._lock:
             self._fh.write(line + "\n")
             self._fh.flush()

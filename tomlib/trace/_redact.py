@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable
@@ -26,14 +27,18 @@ class Redactor:
     """Replaces known secret values and key-shaped strings in any JSON-like object."""
 
     def __init__(self, extra_secrets: Iterable[str] = ()) -> None:
-        self.secrets = [s for s in {*secret_values(), *extra_secrets} if s]
+        raw = [s for s in {*secret_values(), *extra_secrets} if s]
+        # a secret may appear as-is or JSON-escaped (when redacting a serialized line)
+        forms = {f for s in raw for f in (s, json.dumps(s, ensure_ascii=False)[1:-1])}
+        self.secrets = sorted(forms, key=len, reverse=True)
 
     def text(self, s: str) -> str:
         for secret in self.secrets:
             if secret in s:
                 s = s.replace(secret, REDACTED)
         for pat in _PATTERNS:
-            s = pat.sub(lambda m: (m.group(1) if m.re.groups else "") + REDACTED, s)
+            if pat.search(s):
+                s = pat.sub(lambda m: (m.group(1) if m.re.groups else "") + REDACTED, s)
         return s
 
     def __call__(self, obj: Any) -> Any:

@@ -1,0 +1,218 @@
+"""Overcooked on the overcooked-ai library (``adaptive-tom-aaai2026.txt`` §4.1, after Carroll et al. 2019).
+
+Two cooks share a kitchen: three onions go into the pot, the soup cooks for 20 steps, then someone carries it
+in a dish to the delivery window. The metric is the number of steps until the first soup is delivered
+(100, the step limit, on failure). The library's own transition function runs every step; we add one rule the
+paper states and overcooked-ai 1.1.0 lacks: **the pot starts cooking by itself once it holds three onions**
+("the pot automatically cooks three onions into soup over 20 time steps").
+
+No exact joint search exists for this game (the joint state space with counters is too large to solve here),
+so formal ToM-k agents cannot play it: :meth:`joint_value` raises :class:`NoExactModel`, and experiments
+report those cells as not reproduced.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from tomlib.envs._base import Game, GameInfo, IllegalAction, NoExactModel
+from tomlib.paths import data_dir
+
+ACTION_NAMES = ("up", "down", "left", "right", "stay", "interact")
+FACING = {(0, -1): "up", (0, 1): "down", (-1, 0): "left", (1, 0): "right"}
+TERRAIN = {"X": "a kitchen counter", "P": "the pot", "O": "an onion dispenser", "D": "a dish dispenser",
+           "S": "the delivery window", " ": "the floor"}  # fmt: skip
+
+
+def _lib() -> Any:
+    try:
+        # overcooked-ai registers a gym env on import; gym then prints an "unmaintained" notice we already know
+        with contextlib.redirect_stderr(io.StringIO()):
+            from overcooked_ai_py.mdp import actions, overcooked_mdp
+    except ImportError as exc:  # pragma: no cover - a dependency, but say what to do
+        raise ImportError(f"Overcooked needs the overcooked-ai package ({exc}); reinstall with ./reproduce.sh") from exc
+    return actions, overcooked_mdp
+
+
+@dataclass(frozen=True)
+class KitchenState:
+    """overcooked-ai's state plus our step counter and whether a soup has been delivered."""
+
+    lib: Any = field(compare=False, repr=False)
+    t: int
+    delivered: bool
+    key: str = field(default="", compare=True)
+
+    def __repr__(self) -> str:
+        return f"KitchenState(t={self.t}, delivered={self.delivered}, {self.key})"
+
+
+class OvercookedGame(Game):
+    """Time to the first delivered onion soup, two players, on an overcooked-ai layout."""
+
+    has_exact_values = False
+
+    def __init__(self, layout: str = "overcooked_symmetric", horizon: int = 100, cook_time: int = 20):
+        actions, mdp_mod = _lib()
+        self._A = actions.Action
+        self.layout_name = layout
+        self.horizon = int(horizon)
+        self.cook_time = int(cook_time)
+        path = data_dir() / "layouts" / f"{layout}.layout"
+        if not path.exists():
+            raise FileNotFoundError(f"No Overcooked layout '{layout}' ({path} is missing).")
+        spec = ast.literal_eval(path.read_text())
+        grid = [row.strip() for row in spec.pop("grid").split("\n")]
+        spec["layout_name"] = layout
+        self.mdp = mdp_mod.OvercookedGridworld.from_grid(grid, spec, {"cook_time": self.cook_time})
+        self.grid = grid
+        self.params = {"layout": layout, "horizon": self.horizon}
+        self.info = GameInfo(
+            name="overcooked",
+            metric="time",
+            better="lower",
+            horizon=self.horizon,
+            worst=float(self.horizon),
+            description=f"Overcooked ({layout}): steps to the first delivered onion soup.",
+        )
+        self._to_lib = {
+            "up": actions.Direction.NORTH,
+            "down": actions.Direction.SOUTH,
+            "left": actions.Direction.WEST,
+            "right": actions.Direction.EAST,
+            "stay": actions.Action.STAY,
+            "interact": actions.Action.INTERACT,
+        }
+
+    # -- dynamics ------------------------------------------------------------------------------------
+    def _wrap(self, lib: Any, t: int, delivered: bool) -> KitchenState:
+        return KitchenState(lib=lib, t=t, delivered=delivered, key=" ".join(self.mdp.state_string(lib).split()))
+
+    @cached_property
+    def planner(self) -> Any:
+        """overcooked-ai's medium-level action manager for this layout (used by the Greedy partner)."""
+        with contextlib.redirect_stderr(io.StringIO()):
+            from overcooked_ai_py.planning.planners import NO_COUNTERS_PARAMS, MediumLevelActionManager
+
+        with contextlib.redirect_stdout(io.StringIO()):  # it narrates its motion-planner cache
+            return MediumLevelActionManager(self.mdp, NO_COUNTERS_PARAMS)
+
+    def action_name(self, lib_action: Any) -> str:
+        """Our name of an overcooked-ai action."""
+        return next(name for name, a in self._to_lib.items() if a == lib_action)
+
+    def reset(self, seed: int | None = None) -> KitchenState:
+        return self._wrap(self.mdp.get_standard_start_state(), 0, False)
+
+    def legal_actions(self, state: KitchenState, player: int) -> tuple[str, ...]:
+        return () if self.is_terminal(state) else ACTION_NAMES
+
+    def step(self, state: KitchenState, joint: Sequence[str]) -> KitchenState:
+        if self.is_terminal(state):
+            raise IllegalAction("the episode is over")
+        a0, a1 = self.check_joint(state, joint)
+        nxt, info = self.mdp.get_state_transition(state.lib, (self._to_lib[a0], self._to_lib[a1]))
+        delivered = any(info["event_infos"]["soup_delivery"])
+        for obj in nxt.objects.values():  # the paper's pot starts cooking by itself when full
+            if obj.name == "soup" and obj.is_full and obj.is_idle:
+                obj.begin_cooking()
+        return self._wrap(nxt, state.t + 1, delivered)
+
+    def is_terminal(self, state: KitchenState) -> bool:
+        return state.delivered or state.t >= self.horizon
+
+    def score(self, state: KitchenState) -> float:
+        return float(state.t if state.delivered else self.horizon if self.is_terminal(state) else state.t)
+
+    # -- ToM reasoning -----------------------------------------------------------------------------
+    def joint_value(self, state: KitchenState, joint: Sequence[str]) -> float:
+        raise NoExactModel(
+            "Overcooked has no exact joint value here: an exact search over both cooks, the pot and the four "
+            "counters is beyond this machine, so formal ToM-k agents cannot play it (LLM agents and Greedy can)."
+        )
+
+    def environment_actions(self, state: KitchenState, player: int) -> tuple[str, ...]:
+        """A ToM-0 cook treats its partner as a fixed part of the kitchen: it stays where it is."""
+        return ("stay",)
+
+    # -- text -----------------------------------------------------------------------------------------
+    @cached_property
+    def _features(self) -> dict[str, list[tuple[int, int]]]:
+        m = self.mdp
+        return {
+            "pot": m.get_pot_locations(),
+            "onion dispenser": m.get_onion_dispenser_locations(),
+            "dish dispenser": m.get_dish_dispenser_locations(),
+            "delivery window": m.get_serving_locations(),
+        }
+
+    def render(self, state: KitchenState) -> str:
+        """The map with 1/2 for the cooks (their held item in the description, not here)."""
+        rows = [list(r) for r in self.grid]
+        for i, p in enumerate(state.lib.players):
+            x, y = p.position
+            rows[y][x] = str(i + 1)
+        return "\n".join("".join(r) for r in rows)
+
+    def _holding(self, player: Any) -> str:
+        obj = player.held_object
+        if obj is None:
+            return "nothing"
+        if obj.name == "soup":
+            return "a dish of onion soup"
+        return {"onion": "an onion", "dish": "an empty dish"}.get(obj.name, f"a {obj.name}")
+
+    def _pot_text(self, state: KitchenState) -> str:
+        parts = []
+        for pos in self._features["pot"]:
+            soup = state.lib.objects.get(pos)
+            where = f"column {pos[0]}, row {pos[1]}"
+            if soup is None:
+                parts.append(f"The pot ({where}) is empty; it needs 3 onions.")
+            elif soup.is_ready:
+                parts.append(f"The pot ({where}) holds finished soup: bring an empty dish to pick it up.")
+            elif soup.is_cooking:
+                parts.append(f"The pot ({where}) is cooking; the soup is ready in {soup.cook_time_remaining} steps.")
+            else:
+                parts.append(f"The pot ({where}) holds {len(soup.ingredients)} of 3 onions; it starts cooking at 3.")
+        return " ".join(parts)
+
+    def _interact_text(self, state: KitchenState, player: int) -> str:
+        p = state.lib.players[player]
+        fx, fy = p.position[0] + p.orientation[0], p.position[1] + p.orientation[1]
+        what = TERRAIN.get(self.grid[fy][fx], "something") if 0 <= fy < len(self.grid) else "nothing"
+        return f"You are facing {what} (column {fx}, row {fy}); interact acts on it."
+
+    def describe(self, state: KitchenState, player: int) -> str:
+        me, other = state.lib.players[player], state.lib.players[1 - player]
+        counters = [f"column {x}, row {y}: {o.name}" for (x, y), o in state.lib.objects.items()
+                    if self.grid[y][x] == "X"]  # fmt: skip
+        places = "; ".join(
+            f"{name}: " + ", ".join(f"column {x} row {y}" for x, y in locs) for name, locs in self._features.items()
+        )
+        return "\n".join(
+            [
+                f"Step {state.t + 1} (limit {self.horizon}). You are cook {player + 1} in a kitchen. Goal: deliver one "
+                "onion soup as fast as possible. Put 3 onions in the pot; it then cooks for "
+                f"{self.cook_time} steps; take the soup out with an empty dish and bring it to the delivery window.",
+                "Map (row 0 at the top; X counter, P pot, O onions, D dishes, S delivery window, 1/2 cooks):",
+                self.render(state),
+                f"Places: {places}.",
+                f"You are at column {me.position[0]}, row {me.position[1]}, facing {FACING[me.orientation]}, "
+                f"holding {self._holding(me)}.",
+                f"Your partner (cook {2 - player}) is at column {other.position[0]}, row {other.position[1]}, "
+                f"facing {FACING[other.orientation]}, holding {self._holding(other)}.",
+                self._pot_text(state),
+                "Items on counters: " + ("; ".join(counters) if counters else "none") + ".",
+                self._interact_text(state, player),
+                "up/down/left/right move one cell, or turn to face that way if the cell is blocked; two cooks cannot "
+                "share a cell. interact picks up or puts down what you face. stay does nothing.",
+                f"Legal actions: {', '.join(self.legal_actions(state, player))}.",
+            ]
+        )
