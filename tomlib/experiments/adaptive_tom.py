@@ -110,15 +110,10 @@ class Reproduction:
 
 
 def load_task(task: str, tasks: dict[str, str] = TASKS) -> Game:
-    """The game behind a task name; NotReproduced when it cannot be built here."""
+    """The game behind a task name (``memory_1``, ``game2``, ``overcooked``, ...)."""
     if task not in tasks:
         raise ValueError(f"unknown task {task!r}; known: {', '.join(tasks)}")
-    try:
-        return load_game(tasks[task])
-    except ValueError as exc:
-        if "unknown game" in str(exc):
-            raise NotReproduced(f"not reproduced: the {task} environment is not available yet ({exc})") from None
-        raise
+    return load_game(tasks[task])
 
 
 async def run_condition(
@@ -186,25 +181,16 @@ async def _run_table(
     setup.connect(log)
     rows: list[dict[str, Any]] = []
     per_episode: list[dict[str, Any]] = []
-    games: dict[str, Game | NotReproduced] = {}
+    games = {task: load_task(task, tasks) for task in dict.fromkeys(task for _, _, task in cells)}
     bar = tqdm(total=len(cells) * episodes, desc=f"{experiment} ({setup.source})", disable=not progress)
     try:
         for base, players, task in cells:
-            if task not in games:
-                try:
-                    games[task] = load_task(task, tasks)
-                except NotReproduced as exc:
-                    games[task] = exc
             game = games[task]
-            metric = "point" if tasks[task].startswith("matrix") else "time"
+            metric = game.info.metric
             base = {"paper_id": PAPER_ID, "table_id": table_id, **base, "task": task}
-            if isinstance(game, NotReproduced):
-                rows += _missing_rows(base, metric, setup.source, str(game))
-                bar.update(episodes)
-                continue
             condition = f"{task}:{players[0]} vs {players[1]}"
             try:
-                results_ = await run_condition(
+                played = await run_condition(
                     game,
                     players,
                     setup,
@@ -218,11 +204,11 @@ async def _run_table(
                 rows += _missing_rows(base, metric, setup.source, str(exc))
                 bar.update(episodes)
                 continue
-            scores = [r.score for r in results_]
+            scores = [r.score for r in played]
             rows += _cell_rows(base, metric, scores, setup.source)
             per_episode += [
                 {**base, "episode": i, "score": r.score, "steps": r.steps, "source": setup.source}
-                for i, r in enumerate(results_)
+                for i, r in enumerate(played)
             ]
     finally:
         bar.close()

@@ -1,0 +1,29 @@
+"""Answer Set Programming with clingo: belief verification with minimal cores, and the city's exact optimum."""
+
+from tomlib.asp.planner import OptimalPlan, optimal_plan, replay_plan
+from tomlib.asp.verify import (
+    VOCABULARY,
+    Checker,
+    TranslationError,
+    Verdict,
+    domain_facts,
+    explain,
+    minimal_core,
+    parse_facts,
+    verify,
+)
+
+__all__ = [
+    "VOCABULARY",
+    "Checker",
+    "OptimalPlan",
+    "TranslationError",
+    "Verdict",
+    "domain_facts",
+    "explain",
+    "minimal_core",
+    "optimal_plan",
+    "parse_facts",
+    "replay_plan",
+    "verify",
+]

@@ -1,0 +1,158 @@
+"""The exact upper bound for the city simulation: a clingo planning encoding that maximizes the final mean
+health of the non-supply districts over all rounds, under the same rules as :class:`tomlib.envs.city.City`.
+
+Agents never interact (each moves only its own resource), so the order of the three actions inside a round
+does not matter and the encoding lets all three act at once per round. Supplied amounts are multiples of
+``unit`` (default 10): every initial level, the consumption and both health thresholds are multiples of 10,
+so finer amounts only add remainders; :func:`optimal_plan` with ``unit=5`` checks that empirically.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import clingo
+
+from tomlib.envs.city import AGENTS, RESOURCES, ROLE, Action, City, CityParams
+
+ENCODING = r"""
+round(0..N-1) :- rounds(N).
+step(0..N) :- rounds(N).
+adj(X,Y) :- edge(X,Y).
+adj(Y,X) :- edge(X,Y).
+
+% one action per agent and round: move to a neighbour, supply a multiple of unit, or nothing
+{ move(A,Y,T) : adj(X,Y) } 1 :- at(A,X,T), round(T).
+{ give(A,N,T) : amount(N), N <= C } 1 :- carry(A,C,T), C > 0, at(A,X,T), supply_ok(X), round(T).
+:- move(A,_,T), give(A,_,T).
+supply_ok(X) :- district(X), not supply(X).
+supply_ok(X) :- supply(X), supply_at_supply_node.
+
+moved(A,T) :- move(A,_,T).
+gave(A,T) :- give(A,_,T).
+at(A,Y,T+1) :- move(A,Y,T).
+at(A,X,T+1) :- at(A,X,T), round(T), not moved(A,T).
+
+left(A,C-N,T) :- carry(A,C,T), give(A,N,T).
+left(A,C,T) :- carry(A,C,T), round(T), not gave(A,T).
+carry(A,C,T+1) :- left(A,C,T), at(A,X,T+1), not supply(X).
+carry(A,@max(C,F),T+1) :- left(A,C,T), at(A,X,T+1), supply(X), refill(F).
+
+supplied(D,R,N,T) :- give(A,N,T), role(A,R), at(A,D,T).
+after(D,R,L+N,T) :- level(D,R,L,T), supplied(D,R,N,T).
+after(D,R,L,T) :- level(D,R,L,T), round(T), not supplied(D,R,_,T).
+
+dec(D,R,10,T) :- after(D,R,L,T), regular(D), L < 10.
+dec(D,R,5,T) :- after(D,R,L,T), regular(D), L >= 10, L < 20.
+dec(D,R,5,T) :- after(D,R,20,T), regular(D), code_rule.
+level(D,R,L-C,T+1) :- after(D,R,L,T), consumption(C), L >= C.
+level(D,R,0,T+1) :- after(D,R,L,T), consumption(C), L < C.
+
+lost(D,S,T) :- regular(D), round(T), S = #sum{ X,R : dec(D,R,X,T) }.
+health(D,H-S,T+1) :- health(D,H,T), lost(D,S,T), H >= S.
+health(D,0,T+1) :- health(D,H,T), lost(D,S,T), H < S.
+
+#maximize { H,D : health(D,H,N), rounds(N) }.
+#show move/3. #show give/3. #show health/3.
+"""
+
+
+class _Max:
+    """The ``@max`` helper the encoding calls while grounding."""
+
+    @staticmethod
+    def max(a: clingo.Symbol, b: clingo.Symbol) -> clingo.Symbol:
+        return clingo.Number(max(a.number, b.number))
+
+
+def instance(params: CityParams, unit: int) -> str:
+    """The facts for ``params``; atoms use lower-case names (d1, food_agent, food)."""
+    p, facts = params, []
+    facts += [f"district({d})." for d in p.districts]
+    facts += [f"supply({p.supply_node}).", f"rounds({p.rounds}).", f"consumption({p.consumption}).",
+              f"refill({min(p.refill_to, p.capacity)})."]  # fmt: skip
+    facts += [f"regular({d})." for d in p.districts if d != p.supply_node]
+    facts += [f"edge({a},{b})." for a, b in (*p.edges, *p.extra_edges)]
+    facts += [f"amount({n})." for n in range(unit, p.capacity + 1, unit)]
+    for a in AGENTS:
+        facts += [f"role({a.lower()},{ROLE[a].lower()}).", f"at({a.lower()},{p.supply_node},0).",
+                  f"carry({a.lower()},{min(p.refill_to, p.capacity)},0)."]  # fmt: skip
+    for d in p.districts:
+        facts += [f"level({d},{r.lower()},{p.initial_levels[d][r]},0)." for r in RESOURCES]
+        if d != p.supply_node:
+            facts.append(f"health({d},{p.start_health},0).")
+    if p.supply_at_supply_node:
+        facts.append("supply_at_supply_node.")
+    if p.decrease_rule == "code":
+        facts.append("code_rule.")
+    return "\n".join(facts)
+
+
+@dataclass
+class OptimalPlan:
+    """The best plan found, its final mean health, and whether clingo proved it optimal."""
+
+    mean_health: float
+    health: dict[str, int]
+    actions: dict[int, dict[str, Action]]
+    proven_optimal: bool
+    solve_seconds: float
+    unit: int
+
+
+def optimal_plan(params: CityParams | None = None, *, unit: int = 10, time_limit_s: float = 120.0) -> OptimalPlan:
+    """Maximize the final mean health; ``proven_optimal`` is False if the time limit cut the search short."""
+    p = params or CityParams()
+    if unit <= 0 or p.capacity % unit:
+        raise ValueError(f"unit must divide the capacity ({p.capacity}); got {unit}")
+    ctl = clingo.Control(["--opt-mode=opt", "--warn=none"])
+    ctl.add("base", [], ENCODING + "\n" + instance(p, unit))
+    t0 = time.perf_counter()
+    ctl.ground([("base", [])], context=_Max())
+    best: list[clingo.Symbol] = []
+
+    def on_model(model: clingo.Model) -> None:
+        best[:] = model.symbols(shown=True)
+
+    with ctl.solve(on_model=on_model, async_=True) as handle:
+        finished = handle.wait(time_limit_s)
+        if not finished:
+            handle.cancel()
+        result = handle.get()
+    seconds = time.perf_counter() - t0
+    if not best:
+        raise RuntimeError(f"no plan found within {time_limit_s:.0f} s; raise time_limit_s or the unit")
+    health = {str(s.arguments[0]): s.arguments[1].number for s in best
+              if s.name == "health" and s.arguments[2].number == p.rounds}  # fmt: skip
+    actions: dict[int, dict[str, Action]] = {}
+    for s in best:
+        if s.name in ("move", "give"):
+            agent = str(s.arguments[0]).upper()
+            t = s.arguments[2].number
+            act = (
+                Action("MOVE", str(s.arguments[1]))
+                if s.name == "move"
+                else Action("SUPPLY_RESOURCE", s.arguments[1].number)
+            )
+            actions.setdefault(t, {})[agent] = act
+    return OptimalPlan(
+        mean_health=sum(health.values()) / len(health),
+        health=health,
+        actions=actions,
+        proven_optimal=bool(finished and result.satisfiable and result.exhausted),
+        solve_seconds=seconds,
+        unit=unit,
+    )
+
+
+def replay_plan(plan: OptimalPlan, params: CityParams | None = None) -> float:
+    """Play the plan in the simulation (NONE where it has no action) and return the final mean health;
+    a check that the encoding and the simulation agree."""
+    city = City(params or CityParams())
+    state = city.reset()
+    while not city.is_over(state):
+        agent = city.current_agent(state)
+        action = plan.actions.get(state.round, {}).get(agent, Action("NONE"))
+        state = city.apply(state, agent, action)
+    return city.final_health(state)

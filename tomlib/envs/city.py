@@ -1,0 +1,268 @@
+"""The city resource-allocation simulation (``tom-internal-beliefs-asp.txt`` §3.1).
+
+Four districts; d1 is the supply node. Three agents, one per resource (FOOD, MEDICINE, SECURITY), start in d1,
+act in turn (FOOD, MEDICAL, SECURITY), and carry at most ``capacity`` units of their own resource, refilled in
+d1. Actions: ``MOVE(d)`` to an adjacent district, ``SUPPLY_RESOURCE(x)`` (x units of the agent's resource into
+its current district), ``NONE``. After each round of three actions the world advances: every non-supply
+district loses health per resource by the paper's function of its level, then consumes ``consumption`` units of
+each resource. The metric is the mean health of the non-supply districts after the last round.
+
+Every rule is a parameter of :class:`CityParams`; :data:`PROVENANCE` says which default comes from the paper,
+which from the authors' public code (facts only, adopted where the paper is silent), and which is ours.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RESOURCES = ("FOOD", "MEDICINE", "SECURITY")
+AGENTS = ("FOOD_AGENT", "MEDICAL_AGENT", "SECURITY_AGENT")
+ROLE = dict(zip(AGENTS, RESOURCES, strict=True))
+
+PROVENANCE: dict[str, str] = {
+    "districts": "paper (§3.1: four districts d1-d4)",
+    "supply_node": "paper (§3.1: d1 is the supply node)",
+    "edges": "paper (§3.1: d1-d2, d1-d3, d2-d4, d3-d4)",
+    "extra_edges": "authors' code (d2-d3 also linked)",
+    "consumption": "paper (§3.1: C = 10 per resource per turn)",
+    "start_health": "paper (§3.1: health starts at 100)",
+    "decrease_rule": "paper (§3.1: level < 10 → 10, 10 ≤ level < 20 → 5); the code charges 5 at level ≤ 20",
+    "initial_levels": "authors' code (d2 F40/M60/S70, d3 F60/M50/S40, d4 F30/M80/S60, d1 empty)",
+    "capacity": "authors' code (carry at most 100)",
+    "refill_to": "authors' code (refilled to 100 in d1)",
+    "supply_at_supply_node": "authors' code (SUPPLY not allowed in d1)",
+    "allow_none": "authors' code (a NONE action)",
+    "rounds": "paper (§4.1: 7 turns per agent, 21 agent actions)",
+    "corrections": "ours (how often an agent may correct an illegal action before it counts as NONE)",
+}
+
+
+class CityParams(BaseModel):
+    """The simulation's rules; defaults and their sources in :data:`PROVENANCE`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    districts: tuple[str, ...] = ("d1", "d2", "d3", "d4")
+    supply_node: str = "d1"
+    edges: tuple[tuple[str, str], ...] = (("d1", "d2"), ("d1", "d3"), ("d2", "d4"), ("d3", "d4"))
+    extra_edges: tuple[tuple[str, str], ...] = (("d2", "d3"),)
+    consumption: int = Field(default=10, ge=0)
+    start_health: int = Field(default=100, ge=1)
+    decrease_rule: Literal["paper", "code"] = "paper"
+    initial_levels: dict[str, dict[str, int]] = Field(
+        default_factory=lambda: {
+            "d1": {"FOOD": 0, "MEDICINE": 0, "SECURITY": 0},
+            "d2": {"FOOD": 40, "MEDICINE": 60, "SECURITY": 70},
+            "d3": {"FOOD": 60, "MEDICINE": 50, "SECURITY": 40},
+            "d4": {"FOOD": 30, "MEDICINE": 80, "SECURITY": 60},
+        }
+    )
+    capacity: int = Field(default=100, ge=1)
+    refill_to: int = Field(default=100, ge=0)
+    supply_at_supply_node: bool = False
+    allow_none: bool = True
+    rounds: int = Field(default=7, ge=1)
+    corrections: int = Field(default=2, ge=0)
+
+    def health_decrease(self, level: int) -> int:
+        """Health lost for one resource at ``level`` (§3.1; ``decrease_rule="code"`` uses ≤ 20 for the 5)."""
+        if level < 10:
+            return 10
+        if level < 20 or (self.decrease_rule == "code" and level == 20):
+            return 5
+        return 0
+
+
+@dataclass(frozen=True)
+class Action:
+    """``MOVE(d)``, ``SUPPLY_RESOURCE(x)`` or ``NONE``."""
+
+    kind: Literal["MOVE", "SUPPLY_RESOURCE", "NONE"]
+    arg: str | int | None = None
+
+    def __str__(self) -> str:
+        return self.kind if self.arg is None else f"{self.kind}({self.arg})"
+
+
+@dataclass(frozen=True)
+class CityState:
+    """Whose turn it is, where everyone is, what they carry, and the districts' levels and health."""
+
+    round: int
+    turn: int
+    position: dict[str, str]
+    carry: dict[str, int]
+    levels: dict[str, dict[str, int]]
+    health: dict[str, int]
+    log: tuple[str, ...] = field(default=(), repr=False)
+
+
+class IllegalCityAction(ValueError):
+    """An action the rules forbid; the message is the feedback the agent sees."""
+
+
+_ACTION_RE = re.compile(r"\b(MOVE|SUPPLY_RESOURCE|NONE)\b\s*(?:\(\s*([A-Za-z0-9_]*)\s*\))?", re.I)
+
+
+class City:
+    """The simulation: sequential turns, legality feedback, world updates."""
+
+    def __init__(self, params: CityParams | None = None, **overrides: object) -> None:
+        base = params or CityParams()
+        self.params = base.model_copy(update=overrides) if overrides else base
+        p = self.params
+        missing = set(p.districts) - set(p.initial_levels)
+        if missing:
+            raise ValueError(f"initial_levels lacks district(s) {sorted(missing)}")
+        if p.supply_node not in p.districts:
+            raise ValueError(f"supply_node {p.supply_node!r} is not one of {p.districts}")
+
+    @cached_property
+    def adjacency(self) -> dict[str, tuple[str, ...]]:
+        adj: dict[str, set[str]] = {d: set() for d in self.params.districts}
+        for a, b in (*self.params.edges, *self.params.extra_edges):
+            adj[a].add(b)
+            adj[b].add(a)
+        return {d: tuple(sorted(n)) for d, n in adj.items()}
+
+    @property
+    def regular(self) -> tuple[str, ...]:
+        return tuple(d for d in self.params.districts if d != self.params.supply_node)
+
+    def distance(self, a: str, b: str) -> int:
+        """Moves needed from ``a`` to ``b``."""
+        seen, queue = {a: 0}, deque([a])
+        while queue:
+            cur = queue.popleft()
+            for n in self.adjacency[cur]:
+                if n not in seen:
+                    seen[n] = seen[cur] + 1
+                    queue.append(n)
+        return seen[b]
+
+    # -- dynamics ------------------------------------------------------------------------------------
+    def reset(self) -> CityState:
+        p = self.params
+        return CityState(
+            round=0,
+            turn=0,
+            position={a: p.supply_node for a in AGENTS},
+            carry={a: p.refill_to for a in AGENTS},
+            levels={d: dict(p.initial_levels[d]) for d in p.districts},
+            health={d: p.start_health for d in self.regular},
+        )
+
+    def current_agent(self, state: CityState) -> str:
+        return AGENTS[state.turn]
+
+    def is_over(self, state: CityState) -> bool:
+        return state.round >= self.params.rounds
+
+    def parse_action(self, text: str) -> Action:
+        """The action named in ``text``; IllegalCityAction with feedback when there is none."""
+        m = _ACTION_RE.search(text or "")
+        if not m:
+            raise IllegalCityAction(
+                f"'{text}' is not an action. Write MOVE(district), SUPPLY_RESOURCE(amount) or NONE."
+            )
+        kind, arg = m.group(1).upper(), m.group(2)
+        if kind == "NONE":
+            return Action("NONE")
+        if not arg:
+            raise IllegalCityAction(f"{kind} needs an argument, e.g. MOVE(d2) or SUPPLY_RESOURCE(30).")
+        if kind == "MOVE":
+            return Action("MOVE", arg.lower())
+        if not arg.isdigit():
+            raise IllegalCityAction(f"SUPPLY_RESOURCE takes a whole number of units, not '{arg}'.")
+        return Action("SUPPLY_RESOURCE", int(arg))
+
+    def check(self, state: CityState, agent: str, action: Action) -> None:
+        """Raise IllegalCityAction (with the feedback the paper's system gives) if ``action`` is illegal."""
+        p, here = self.params, state.position[agent]
+        if action.kind == "NONE":
+            if not p.allow_none:
+                raise IllegalCityAction("NONE is not allowed; move or supply.")
+            return
+        if action.kind == "MOVE":
+            if action.arg not in self.adjacency:
+                raise IllegalCityAction(f"There is no district '{action.arg}'. Districts: {', '.join(p.districts)}.")
+            if action.arg not in self.adjacency[here]:
+                raise IllegalCityAction(
+                    f"You are in {here}; {action.arg} is not connected to it. "
+                    f"From {here} you can move to: {', '.join(self.adjacency[here])}."
+                )
+            return
+        amount = int(action.arg or 0)
+        if here == p.supply_node and not p.supply_at_supply_node:
+            raise IllegalCityAction(f"{here} is the supply node; resources cannot be supplied there.")
+        if amount <= 0:
+            raise IllegalCityAction("SUPPLY_RESOURCE needs a positive amount.")
+        if amount > state.carry[agent]:
+            raise IllegalCityAction(
+                f"You carry only {state.carry[agent]} units of {ROLE[agent]}; cannot supply {amount}."
+            )
+
+    def apply(self, state: CityState, agent: str, action: Action) -> CityState:
+        """The state after a legal action of the agent whose turn it is (advancing the world after a round)."""
+        if self.is_over(state):
+            raise IllegalCityAction("the simulation is over")
+        if agent != self.current_agent(state):
+            raise IllegalCityAction(f"it is {self.current_agent(state)}'s turn, not {agent}'s")
+        self.check(state, agent, action)
+        p = self.params
+        position, carry = dict(state.position), dict(state.carry)
+        levels = {d: dict(v) for d, v in state.levels.items()}
+        if action.kind == "MOVE":
+            position[agent] = str(action.arg)
+        elif action.kind == "SUPPLY_RESOURCE":
+            amount = int(action.arg or 0)
+            levels[position[agent]][ROLE[agent]] += amount
+            carry[agent] -= amount
+        if position[agent] == p.supply_node:
+            carry[agent] = max(carry[agent], min(p.refill_to, p.capacity))
+        turn, rnd, health = state.turn + 1, state.round, dict(state.health)
+        note = f"round {state.round + 1}: {agent} {action}"
+        if turn == len(AGENTS):
+            turn, rnd = 0, rnd + 1
+            for d in self.regular:
+                lost = sum(p.health_decrease(levels[d][r]) for r in RESOURCES)
+                health[d] = max(0, health[d] - lost)
+                for r in RESOURCES:
+                    levels[d][r] = max(0, levels[d][r] - p.consumption)
+        return CityState(rnd, turn, position, carry, levels, health, (*state.log, note))
+
+    def final_health(self, state: CityState) -> float:
+        """Mean health of the non-supply districts (the paper's metric)."""
+        return sum(state.health.values()) / len(state.health)
+
+    # -- text -----------------------------------------------------------------------------------------
+    def describe(self, state: CityState, agent: str) -> str:
+        """What the agent is told at the start of its turn (§3.1's feedback loop)."""
+        p = self.params
+        rows = [
+            f"  {d}: health {state.health.get(d, '-')}, "
+            + ", ".join(f"{r} {state.levels[d][r]}" for r in RESOURCES)
+            + (" (supply node)" if d == p.supply_node else "")
+            for d in p.districts
+        ]
+        roads = ", ".join(f"{a}-{b}" for a, b in (*p.edges, *p.extra_edges))
+        return "\n".join(
+            [
+                f"Round {state.round + 1} of {p.rounds}. You are {agent}; you deliver {ROLE[agent]}.",
+                f"You are in {state.position[agent]} carrying {state.carry[agent]} units of {ROLE[agent]} "
+                f"(capacity {p.capacity}; you are refilled in {p.supply_node}).",
+                f"Roads: {roads}.",
+                "Districts (levels are consumed by "
+                f"{p.consumption} per resource each round; below 20 a district loses health):",
+                *rows,
+                "Other agents: " + ", ".join(f"{a} in {state.position[a]}" for a in AGENTS if a != agent) + ".",
+                f"Actions: MOVE(district) to a connected district, SUPPLY_RESOURCE(amount) of your {ROLE[agent]} "
+                f"where you are (not in {p.supply_node})" + (", or NONE." if p.allow_none else "."),
+            ]
+        )
