@@ -55,6 +55,12 @@ def test_notebook_is_committed_without_outputs_and_has_parameters(path: Path) ->
     for name in ("results_dir", "llm_mode"):
         assert re.search(rf"^{name}\s*=", source, re.M), f"the parameters cell must declare {name}"
     assert not re.search(r"(?i)api_?key", source), "API keys never go in notebook parameters"
+    import ast
+
+    import papermill
+
+    assigned = [t.id for node in ast.parse(source).body if isinstance(node, ast.Assign) for t in node.targets]
+    assert list(papermill.inspect_notebook(str(path))) == assigned, "papermill cannot read every parameter line"
     assert re.match(r"^\d\d_[a-z0-9_]+$", path.stem), "notebooks are named NN_<paper>_<experiment>"
 
 

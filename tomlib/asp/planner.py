@@ -70,14 +70,21 @@ def instance(params: CityParams, unit: int) -> str:
     """The facts for ``params``; atoms use lower-case names (d1, food_agent, food)."""
     p, facts = params, []
     facts += [f"district({d})." for d in p.districts]
-    facts += [f"supply({p.supply_node}).", f"rounds({p.rounds}).", f"consumption({p.consumption}).",
-              f"refill({min(p.refill_to, p.capacity)})."]  # fmt: skip
+    facts += [
+        f"supply({p.supply_node}).",
+        f"rounds({p.rounds}).",
+        f"consumption({p.consumption}).",
+        f"refill({min(p.refill_to, p.capacity)}).",
+    ]
     facts += [f"regular({d})." for d in p.districts if d != p.supply_node]
     facts += [f"edge({a},{b})." for a, b in (*p.edges, *p.extra_edges)]
     facts += [f"amount({n})." for n in range(unit, p.capacity + 1, unit)]
     for a in AGENTS:
-        facts += [f"role({a.lower()},{ROLE[a].lower()}).", f"at({a.lower()},{p.supply_node},0).",
-                  f"carry({a.lower()},{min(p.refill_to, p.capacity)},0)."]  # fmt: skip
+        facts += [
+            f"role({a.lower()},{ROLE[a].lower()}).",
+            f"at({a.lower()},{p.supply_node},0).",
+            f"carry({a.lower()},{min(p.refill_to, p.capacity)},0).",
+        ]
     for d in p.districts:
         facts += [f"level({d},{r.lower()},{p.initial_levels[d][r]},0)." for r in RESOURCES]
         if d != p.supply_node:
@@ -123,8 +130,11 @@ def optimal_plan(params: CityParams | None = None, *, unit: int = 10, time_limit
     seconds = time.perf_counter() - t0
     if not best:
         raise RuntimeError(f"no plan found within {time_limit_s:.0f} s; raise time_limit_s or the unit")
-    health = {str(s.arguments[0]): s.arguments[1].number for s in best
-              if s.name == "health" and s.arguments[2].number == p.rounds}  # fmt: skip
+    health = {
+        str(s.arguments[0]): s.arguments[1].number
+        for s in best
+        if s.name == "health" and s.arguments[2].number == p.rounds
+    }
     actions: dict[int, dict[str, Action]] = {}
     for s in best:
         if s.name in ("move", "give"):

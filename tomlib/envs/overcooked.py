@@ -26,8 +26,14 @@ from tomlib.paths import data_dir
 
 ACTION_NAMES = ("up", "down", "left", "right", "stay", "interact")
 FACING = {(0, -1): "up", (0, 1): "down", (-1, 0): "left", (1, 0): "right"}
-TERRAIN = {"X": "a kitchen counter", "P": "the pot", "O": "an onion dispenser", "D": "a dish dispenser",
-           "S": "the delivery window", " ": "the floor"}  # fmt: skip
+TERRAIN = {
+    "X": "a kitchen counter",
+    "P": "the pot",
+    "O": "an onion dispenser",
+    "D": "a dish dispenser",
+    "S": "the delivery window",
+    " ": "the floor",
+}
 
 
 def _lib() -> Any:
@@ -191,8 +197,9 @@ class OvercookedGame(Game):
 
     def describe(self, state: KitchenState, player: int) -> str:
         me, other = state.lib.players[player], state.lib.players[1 - player]
-        counters = [f"column {x}, row {y}: {o.name}" for (x, y), o in state.lib.objects.items()
-                    if self.grid[y][x] == "X"]  # fmt: skip
+        counters = [
+            f"column {x}, row {y}: {o.name}" for (x, y), o in state.lib.objects.items() if self.grid[y][x] == "X"
+        ]
         places = "; ".join(
             f"{name}: " + ", ".join(f"column {x} row {y}" for x, y in locs) for name, locs in self._features.items()
         )

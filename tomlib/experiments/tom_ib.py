@@ -1,0 +1,267 @@
+"""The tom_ib paper's experiment (``tom-internal-beliefs-asp.txt`` §4): configurations × models × trials in the
+city simulation, the heuristic team and the exact optimum beside them, Fig. 5 as bootstrapped medians with
+95% confidence intervals, and the counters of invalid actions, invalid translations and inconsistencies."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tomlib.agents.bdi import CONFIGS, BDIAgent, Counters, TeamMemory
+from tomlib.agents.city import HeuristicTeam, run_heuristic
+from tomlib.asp import optimal_plan
+from tomlib.envs.city import AGENTS, City, CityParams
+from tomlib.llm import ChatModel
+from tomlib.trace import RunLog
+
+PAPER_ID = "tom_ib"
+
+
+def bootstrap_median(values: Sequence[float], *, resamples: int = 10_000, seed: int = 0) -> tuple[float, float, float]:
+    """Median and the 95% percentile-bootstrap interval of the median (Fig. 5's error bars)."""
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        raise ValueError("no values to bootstrap")
+    rng = np.random.default_rng(seed)
+    medians = np.median(rng.choice(data, size=(resamples, data.size), replace=True), axis=1)
+    return float(np.median(data)), float(np.percentile(medians, 2.5)), float(np.percentile(medians, 97.5))
+
+
+@dataclass
+class Trial:
+    """One simulation run of an LLM team."""
+
+    model: str
+    configuration: str
+    trial: int
+    final_health: float
+    counters: Counters
+
+
+async def run_trial(
+    city: City, chat: ChatModel, config: str, trial: int, log: RunLog, *, temperature: float = 0.7
+) -> Trial:
+    """Play one simulation with three BDI agents under ``config``."""
+    agents = {a: BDIAgent(a, chat, config, temperature=temperature) for a in AGENTS}
+    memory, counters = TeamMemory(), Counters()
+    site = {"experiment": log.experiment, "condition": config, "trial": trial}
+    state = city.reset()
+    log.event(
+        "env_state",
+        {"levels": state.levels, "health": state.health, "positions": state.position},
+        condition=config,
+        episode=trial,
+        step=0,
+    )
+    while not city.is_over(state):
+        agent = city.current_agent(state)
+        step = state.round * len(AGENTS) + state.turn
+
+        def emit(kind: str, payload: dict[str, Any], _agent: str = agent, _step: int = step) -> None:
+            log.event(kind, payload, condition=config, episode=trial, step=_step, agent=_agent)
+
+        action = await agents[agent].turn(city, state, memory, counters, site, emit)
+        state = city.apply(state, agent, action)
+        log.event(
+            "env_state",
+            {"levels": state.levels, "health": state.health, "positions": state.position, "carry": state.carry},
+            condition=config,
+            episode=trial,
+            step=step + 1,
+        )
+    final = city.final_health(state)
+    log.event(
+        "score", {"final_health": final, "health": state.health, **asdict(counters)}, condition=config, episode=trial
+    )
+    return Trial(chat.name, config, trial, final, counters)
+
+
+@dataclass
+class Fig5:
+    """Fig. 5 and the counters in the results-contract form, per-trial rows, references, the run id."""
+
+    table: pd.DataFrame
+    counters: pd.DataFrame
+    trials: pd.DataFrame
+    references: pd.DataFrame
+    run_id: str | None
+
+
+def references(params: CityParams | None = None) -> pd.DataFrame:
+    """The heuristic team and the exact optimum (no LLM): final mean health and how long the solver took."""
+    city = City(params)
+    heuristic = run_heuristic(city, HeuristicTeam())
+    plan = optimal_plan(city.params)
+    return pd.DataFrame(
+        [
+            {
+                "configuration": "heuristic team",
+                "final_health": heuristic.mean_health,
+                "seconds": None,
+                "proven_optimal": None,
+            },
+            {
+                "configuration": "ASP optimum",
+                "final_health": plan.mean_health,
+                "seconds": round(plan.solve_seconds, 3),
+                "proven_optimal": plan.proven_optimal,
+            },
+        ]
+    )
+
+
+async def fig5(
+    *,
+    models: Sequence[str] = ("local",),
+    configs: Sequence[str] = tuple(CONFIGS),
+    trials: int = 2,
+    llm_mode: str = "replay",
+    temperature: float = 0.7,
+    params: CityParams | None = None,
+    results: str | None = None,
+    progress: bool = True,
+    chats: dict[str, ChatModel] | None = None,
+) -> Fig5:
+    """Run every (model, configuration) for ``trials`` simulations; add the heuristic and optimum rows."""
+    from tqdm.auto import tqdm
+
+    unknown = [c for c in configs if c not in CONFIGS]
+    if unknown:
+        raise ValueError(f"unknown configuration(s) {unknown}; use {list(CONFIGS)}")
+    city = City(params)
+    ref = references(city.params)
+    rows: list[dict[str, Any]] = []
+    for r in ref.itertuples():
+        rows.append(
+            {
+                "model": "none",
+                "configuration": r.configuration,
+                "metric": "final_health",
+                "value": r.final_health,
+                "source": "formal",
+            }
+        )
+    trial_rows: list[Trial] = []
+    run_id = None
+    if models:
+        log = RunLog(f"{PAPER_ID}.fig5", results=results, meta={"models": list(models), "trials": trials})
+        run_id = log.run_id
+        bar = tqdm(total=len(models) * len(configs) * trials, desc="tom_ib.fig5", disable=not progress)
+        try:
+            for name in models:
+                chat = (chats or {}).get(name) or ChatModel.from_name(name, mode=llm_mode)  # type: ignore[arg-type]
+                log.observe(chat)
+                for config in configs:
+
+                    async def one(t: int, config: str = config, chat: ChatModel = chat) -> Trial:
+                        got = await run_trial(city, chat, config, t, log, temperature=temperature)
+                        bar.update(1)
+                        return got
+
+                    trial_rows += await asyncio.gather(*(one(t) for t in range(trials)))
+        finally:
+            bar.close()
+            log.close()
+    per_trial = pd.DataFrame(
+        [
+            {
+                "model": t.model,
+                "configuration": t.configuration,
+                "trial": t.trial,
+                "final_health": t.final_health,
+                **asdict(t.counters),
+            }
+            for t in trial_rows
+        ]
+    )
+    counter_rows: list[dict[str, Any]] = []
+    if not per_trial.empty:
+        for (model, config), part in per_trial.groupby(["model", "configuration"], sort=False):
+            median, lo, hi = bootstrap_median(part["final_health"].tolist())
+            base = {"model": model, "configuration": config, "source": f"llm:{model}"}
+            rows += [
+                {**base, "metric": m, "value": v}
+                for m, v in (("median_final_health", median), ("ci_low", lo), ("ci_high", hi), ("trials", len(part)))
+            ]
+            for counter in ("invalid_actions", "invalid_translations", "inconsistencies", "verifications", "revisions"):
+                counter_rows.append({**base, "metric": f"{counter}_per_trial", "value": float(part[counter].mean())})
+    table = pd.DataFrame(rows)
+    table.insert(0, "table_id", "fig5")
+    table.insert(0, "paper_id", PAPER_ID)
+    table["paper_value"] = float("nan")
+    counters = pd.DataFrame(counter_rows)
+    if not counters.empty:
+        counters.insert(0, "table_id", "counters")
+        counters.insert(0, "paper_id", PAPER_ID)
+        counters["paper_value"] = float("nan")
+    return Fig5(table=table, counters=counters, trials=per_trial, references=ref, run_id=run_id)
+
+
+def plot_fig5(table: pd.DataFrame) -> Any:
+    """Bars of the median final health per model and configuration with 95% CI whiskers; the heuristic team
+    and the exact optimum as horizontal lines."""
+    import matplotlib.pyplot as plt
+
+    llm = table[table["source"].str.startswith("llm:")].pivot_table(
+        index=["model", "configuration"], columns="metric", values="value", sort=False
+    )
+    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(llm) + 2), 4))
+    if not llm.empty:
+        labels = [f"{m}\n{c}" for m, c in llm.index]
+        x = np.arange(len(llm))
+        med = llm["median_final_health"].to_numpy()
+        err = np.vstack([med - llm["ci_low"].to_numpy(), llm["ci_high"].to_numpy() - med])
+        ax.bar(x, med, yerr=err, capsize=4, color="#4c72b0")
+        ax.set_xticks(x, labels)
+    refs = table[table["source"] == "formal"]
+    for r, style in zip(refs.itertuples(), ("--", ":"), strict=False):
+        ax.axhline(r.value, ls=style, color="grey", label=f"{r.configuration}: {r.value:.1f}")
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("final mean health (median, 95% CI)")
+    ax.legend(loc="lower right", fontsize=8)
+    ax.set_title("tom_ib Fig. 5 (shape only: the paper prints no numbers)")
+    fig.tight_layout()
+    return fig
+
+
+WORKED_BELIEFS = (
+    "I am in d2",
+    "I carry 100 FOOD",
+    "d2 is connected to d4",
+    "d1 is connected to d4",
+    "I plan to supply 120 FOOD here",
+)
+WORKED_FACTS = (
+    "at(food_agent,d2).",
+    "carries(food_agent,food,100).",
+    "connected(d2,d4).",
+    "connected(d1,d4).",
+    "plan(supply(food,120)).",
+)
+
+
+def worked_example() -> list[dict[str, Any]]:
+    """A verification walked through on beliefs written by us (not by a model): the food agent in d2 at the
+    start of round 2. Each step verifies, shows the minimal core and its explanation, then drops the core's
+    statements as a revising agent would, until the beliefs are consistent."""
+    from tomlib.asp import parse_facts, verify
+    from tomlib.envs.city import Action
+
+    city = City()
+    state = city.apply(city.reset(), "FOOD_AGENT", Action("MOVE", "d2"))
+    state = city.apply(state, "MEDICAL_AGENT", Action("NONE"))
+    state = city.apply(state, "SECURITY_AGENT", Action("NONE"))
+    facts = parse_facts(list(WORKED_FACTS))
+    steps = []
+    for _ in range(len(facts) + 1):
+        verdict = verify(city, state, "FOOD_AGENT", facts)
+        steps.append({"facts": list(facts), "verdict": verdict})
+        if verdict.consistent:
+            break
+        facts = [f for f in facts if f not in verdict.core]
+    return steps
