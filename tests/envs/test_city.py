@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tomlib.agents.city import HeuristicTeam, run_heuristic
-from tomlib.asp import optimal_plan, replay_plan
+from tomlib.asp import exact_unit, optimal_plan, replay_plan
 from tomlib.envs.city import PROVENANCE, Action, City, CityParams, IllegalCityAction
 
 
@@ -58,8 +58,18 @@ def test_optimum_is_proven_replays_in_the_simulation_and_beats_the_heuristic() -
     assert plan.proven_optimal
     assert replay_plan(plan) == pytest.approx(plan.mean_health)
     assert plan.mean_health >= run_heuristic().mean_health
+    assert plan.unit == 10  # exact for the paper's rule (see tomlib.asp.planner)
     finer = optimal_plan(unit=5)
-    assert finer.mean_health == pytest.approx(plan.mean_health)  # 10-unit amounts lose nothing here
+    assert finer.mean_health == pytest.approx(plan.mean_health)
+    assert exact_unit(CityParams(decrease_rule="code")) == 1  # 21 and 20 differ there: whole units needed
+    assert (
+        exact_unit(
+            CityParams(
+                initial_levels={**CityParams().initial_levels, "d2": {"FOOD": 45, "MEDICINE": 60, "SECURITY": 70}}
+            )
+        )
+        == 1
+    )
 
 
 def test_heuristic_team_is_deterministic_and_legal() -> None:

@@ -1,6 +1,6 @@
 """Answer Set Programming with clingo: belief verification with minimal cores, and the city's exact optimum."""
 
-from tomlib.asp.planner import OptimalPlan, optimal_plan, replay_plan
+from tomlib.asp.planner import OptimalPlan, exact_unit, optimal_plan, replay_plan
 from tomlib.asp.verify import (
     VOCABULARY,
     Checker,
@@ -20,6 +20,7 @@ __all__ = [
     "TranslationError",
     "Verdict",
     "domain_facts",
+    "exact_unit",
     "explain",
     "minimal_core",
     "optimal_plan",

@@ -2,9 +2,15 @@
 health of the non-supply districts over all rounds, under the same rules as :class:`tomlib.envs.city.City`.
 
 Agents never interact (each moves only its own resource), so the order of the three actions inside a round
-does not matter and the encoding lets all three act at once per round. Supplied amounts are multiples of
-``unit`` (default 10): every initial level, the consumption and both health thresholds are multiples of 10,
-so finer amounts only add remainders; :func:`optimal_plan` with ``unit=5`` checks that empirically.
+does not matter and the encoding lets all three act at once per round.
+
+Supplied amounts are multiples of ``unit``. ``unit=1`` is exact by construction but slow (about 35 s with the
+paper's rule, 110 s with the code's). ``unit="auto"`` takes 10 when it is exact: under the paper's rule the
+loss depends only on the tens digit of a level (< 10, < 20), consumption removes exactly 10, and every initial
+level, the capacity and the refill are multiples of 10, so delivering each district's running total rounded
+down to tens gives the same tens digits at every step (earlier remainders are wasted by consumption or the
+floor at 0) with no more resources. The code's rule (loss at level <= 20) breaks this (21 differs from 20),
+so there ``auto`` uses 1. ``benchmarks/bench_tom_ib.py`` prints both units for both rules.
 """
 
 from __future__ import annotations
@@ -108,9 +114,19 @@ class OptimalPlan:
     unit: int
 
 
-def optimal_plan(params: CityParams | None = None, *, unit: int = 10, time_limit_s: float = 120.0) -> OptimalPlan:
+def exact_unit(params: CityParams) -> int:
+    """The coarsest supply unit that keeps the optimum exact (see the module docstring)."""
+    p = params
+    amounts = [p.consumption, p.capacity, p.refill_to, *(v for d in p.initial_levels.values() for v in d.values())]
+    return 10 if p.decrease_rule == "paper" and p.consumption == 10 and all(a % 10 == 0 for a in amounts) else 1
+
+
+def optimal_plan(
+    params: CityParams | None = None, *, unit: int | str = "auto", time_limit_s: float = 300.0
+) -> OptimalPlan:
     """Maximize the final mean health; ``proven_optimal`` is False if the time limit cut the search short."""
     p = params or CityParams()
+    unit = exact_unit(p) if unit == "auto" else int(unit)
     if unit <= 0 or p.capacity % unit:
         raise ValueError(f"unit must divide the capacity ({p.capacity}); got {unit}")
     ctl = clingo.Control(["--opt-mode=opt", "--warn=none"])
