@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # tomlib's two commands:
 #   ./reproduce.sh        set up .venv (first time only), then execute the notebook series offline into results/
-#   ./reproduce.sh test   the same setup plus the `local` model and dev tools, then ruff and the whole test suite
-# Extra arguments go to the runner (e.g. `./reproduce.sh --profile full 01`) or to pytest (`./reproduce.sh test -k llm`).
+#   ./reproduce.sh test   the same setup plus the `local` model, dev tools and a headless browser, then ruff and tests
+# and one for classes:
+#   ./reproduce.sh lab    open the notebooks in JupyterLab, running on the project's environment
+# Extra arguments go to the runner (e.g. `./reproduce.sh --profile full 01`), to pytest (`./reproduce.sh test -k llm`)
+# or to JupyterLab (`./reproduce.sh lab --no-browser --port 8890`).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -48,18 +51,51 @@ ensure_deps() {
   echo "$want" > "$stamp"
 }
 
+# ensure_browser: Debian's Chromium and the widget page scripts for the browser test (no browser download by a tool).
+ensure_browser() {
+  local web=.tomlib/webdeps
+  if ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "reproduce.sh: installing Debian's chromium for the browser test (first run only)"
+      apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+        || { echo "reproduce.sh: apt-get install chromium failed; install Chromium and put it on PATH." >&2; exit 3; }
+    else
+      echo "reproduce.sh: the browser test needs Chromium on PATH (Debian: sudo apt-get install chromium)." >&2
+      exit 3
+    fi
+  fi
+  if [ ! -f "$web/html-manager/dist/embed-amd.js" ] || [ ! -f "$web/requirejs/require.js" ]; then
+    command -v npm >/dev/null 2>&1 \
+      || { echo "reproduce.sh: the browser test needs npm to fetch the widget page scripts (install Node.js)." >&2; exit 3; }
+    echo "reproduce.sh: fetching @jupyter-widgets/html-manager and requirejs from the npm registry (first run only)"
+    rm -rf "$web" && mkdir -p "$web"
+    (cd "$web" && npm pack --silent @jupyter-widgets/html-manager@1 requirejs@2 >/dev/null \
+      && for t in *.tgz; do d=$(basename "$t" .tgz); mkdir "$d" && tar xzf "$t" -C "$d" --strip-components=1; done \
+      && mv jupyter-widgets-html-manager-* html-manager && mv requirejs-* requirejs && rm -f ./*.tgz) \
+      || { echo "reproduce.sh: npm pack failed; check access to the npm registry." >&2; exit 3; }
+  fi
+  export TOMLIB_WEBDEPS="$PWD/$web"
+}
+
 cmd=${1:-run}
 case "$cmd" in
   test)
     shift
     ensure_deps "dev,local"
     export TOMLIB_REQUIRE_LOCAL=1  # the live zero-key path must be exercised, never skipped
+    ensure_browser
+    export TOMLIB_REQUIRE_BROWSER=1  # so is the widget page in a real browser
     "$VENV/bin/python" -m ruff check .
     "$VENV/bin/python" -m ruff format --check .
     exec "$VENV/bin/python" -m pytest "$@"
     ;;
+  lab)
+    shift
+    ensure_deps "lab"
+    exec "$VENV/bin/python" -m jupyter lab --notebook-dir=notebooks "$@"
+    ;;
   -h|--help|help)
-    sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
     ;;
   *)
     [ "$cmd" = run ] && shift || true

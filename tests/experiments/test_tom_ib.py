@@ -60,3 +60,11 @@ def test_bootstrap_median_interval() -> None:
 def test_references_need_no_llm(isolated: Path) -> None:
     got = asyncio.run(tom_ib.fig5(models=[], progress=False))
     assert got.run_id is None and set(got.table["configuration"]) == {"heuristic team", "ASP optimum"}
+
+
+def test_worked_example_walks_to_consistency_and_takes_a_students_beliefs() -> None:
+    steps = tom_ib.worked_example()
+    assert not steps[0]["verdict"].consistent and steps[-1]["verdict"].consistent
+    assert all(len(b["facts"]) < len(a["facts"]) for a, b in zip(steps, steps[1:], strict=False))
+    mine = tom_ib.worked_example(["at(food_agent,d2).", "connected(d1,d4)."])
+    assert list(mine[0]["verdict"].core) == ["connected(d1,d4)."] and mine[1]["verdict"].consistent

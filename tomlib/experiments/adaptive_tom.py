@@ -176,7 +176,10 @@ async def _run_table(
 
     experiment = f"{PAPER_ID}.{table_id}"
     log = RunLog(
-        experiment, run_id=run_id, results=results, meta={"model": setup.model, "episodes": episodes, "seed": seed}
+        experiment,
+        run_id=run_id,
+        results=results,
+        meta={"model": setup.model, "source": setup.source, "episodes": episodes, "seed": seed},
     )
     setup.connect(log)
     rows: list[dict[str, Any]] = []
@@ -487,7 +490,12 @@ async def table3(
     from tqdm.auto import tqdm
 
     setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat)
-    log = RunLog(f"{PAPER_ID}.table3", run_id=run_id, results=results, meta={"model": model, "episodes": episodes})
+    log = RunLog(
+        f"{PAPER_ID}.table3",
+        run_id=run_id,
+        results=results,
+        meta={"model": model, "source": setup.source, "episodes": episodes},
+    )
     setup.connect(log)
     game = load_task("overcooked")
     unavailable: dict[str, str] = {}

@@ -53,7 +53,13 @@ async def run_trial(
     state = city.reset()
     log.event(
         "env_state",
-        {"levels": state.levels, "health": state.health, "positions": state.position},
+        {
+            "levels": state.levels,
+            "health": state.health,
+            "positions": state.position,
+            "edges": [list(e) for e in (*city.params.edges, *city.params.extra_edges)],
+            "agents": list(AGENTS),
+        },
         condition=config,
         episode=trial,
         step=0,
@@ -245,10 +251,10 @@ WORKED_FACTS = (
 )
 
 
-def worked_example() -> list[dict[str, Any]]:
-    """A verification walked through on beliefs written by us (not by a model): the food agent in d2 at the
-    start of round 2. Each step verifies, shows the minimal core and its explanation, then drops the core's
-    statements as a revising agent would, until the beliefs are consistent."""
+def worked_example(facts: Sequence[str] = WORKED_FACTS) -> list[dict[str, Any]]:
+    """A verification walked through on beliefs written by us (not by a model; pass your own ``facts`` to try
+    others): the food agent in d2 at the start of round 2. Each step verifies, shows the minimal core and its
+    explanation, then drops the core's statements as a revising agent would, until the beliefs are consistent."""
     from tomlib.asp import parse_facts, verify
     from tomlib.envs.city import Action
 
@@ -256,7 +262,7 @@ def worked_example() -> list[dict[str, Any]]:
     state = city.apply(city.reset(), "FOOD_AGENT", Action("MOVE", "d2"))
     state = city.apply(state, "MEDICAL_AGENT", Action("NONE"))
     state = city.apply(state, "SECURITY_AGENT", Action("NONE"))
-    facts = parse_facts(list(WORKED_FACTS))
+    facts = parse_facts(list(facts))
     steps = []
     for _ in range(len(facts) + 1):
         verdict = verify(city, state, "FOOD_AGENT", facts)

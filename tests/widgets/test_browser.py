@@ -1,0 +1,119 @@
+"""The exported page as a reader sees it: a real executed notebook, exported to HTML with its widget state, opened
+in headless Chromium with no kernel; changing the episode and the step changes what is on screen.
+
+Needs Debian's ``chromium`` and the widget page scripts (``TOMLIB_WEBDEPS``), both installed by
+``./reproduce.sh test``, which also sets ``TOMLIB_REQUIRE_BROWSER=1`` so this test cannot silently skip there.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tomlib.paths import project_root
+from tomlib.runner import run_notebooks, summarize
+
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def browser_setup() -> tuple[str, Path]:
+    """Chromium's path and the widget scripts folder, or a skip (a failure when the browser test is required)."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    webdeps = Path(os.environ.get("TOMLIB_WEBDEPS", project_root() / ".tomlib" / "webdeps"))
+    missing = []
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        missing.append("the playwright package (pip install -e '.[dev]')")
+    if chromium is None:
+        missing.append("chromium on PATH (apt-get install chromium)")
+    if not (webdeps / "html-manager" / "dist" / "embed-amd.js").exists():
+        missing.append(f"the widget page scripts in {webdeps} (./reproduce.sh test fetches them)")
+    if missing:
+        why = "browser test needs " + "; ".join(missing)
+        if os.environ.get("TOMLIB_REQUIRE_BROWSER") == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+    return str(chromium), webdeps
+
+
+def serve_offline(webdeps: Path) -> Any:
+    """A route handler: the CDN scripts the exported page asks for come from ``webdeps``; nothing else leaves."""
+    dist = webdeps / "html-manager" / "dist"
+
+    def route(r: Any) -> None:
+        url = r.request.url.split("?")[0]
+        name = url.rsplit("/", 1)[-1]
+        if "html-manager@" in url or (url.startswith("file://") and "@jupyter-widgets" in url):
+            return r.fulfill(path=str(dist / name)) if (dist / name).exists() else r.abort()
+        if name in ("require.min.js", "require.js"):
+            return r.fulfill(path=str(webdeps / "requirejs" / "require.js"))
+        if url.startswith("file://"):
+            return r.continue_()
+        return r.abort()  # MathJax and any other CDN: not needed here, and the network is closed
+
+    return route
+
+
+def wait_for_header(page: Any, text: str) -> None:
+    """Wait until a visible step header contains ``text`` (the page updates without a kernel, asynchronously)."""
+    js = "t => [...document.querySelectorAll('.tx > h4')].some(h => h.offsetParent && h.innerText.includes(t))"
+    page.wait_for_function(js, arg=text, timeout=10_000)
+
+
+@pytest.mark.slow
+def test_exported_notebook_explorer_works_without_a_kernel(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    chromium, webdeps = browser_setup()
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.delenv("TOMLIB_TRANSCRIPTS")  # the committed transcripts, as a user would replay them
+    out = run_notebooks("smoke", ["01"], progress=False)
+    assert out and out[0].status == "ok", summarize(out)
+    page_file = isolated / "results" / "notebooks" / "01_adaptive_tom_table1.html"
+    assert "application/vnd.jupyter.widget-state+json" in page_file.read_text()
+    shots = project_root() / "results" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1200, "height": 1000})
+        page.route("**/*", serve_offline(webdeps))
+        page.goto(page_file.as_uri())
+        page.wait_for_selector(".tx > h4", timeout=60_000)
+
+        def shown() -> str:
+            return [h for h in page.locator(".tx > h4").all() if h.is_visible()][-1].inner_text()
+
+        episode = page.locator(".widget-dropdown:has(label:text-is('episode')) select").last
+        episode.scroll_into_view_if_needed()
+        before = shown()
+        page.screenshot(path=str(shots / "explorer_episode0.png"))
+        assert re.search(r"game1:ToM-1 vs ToM-1 · episode 0 — step 1 of \d+", before), before
+
+        episode.select_option(index=1)
+        wait_for_header(page, "episode 1")
+        after = shown()
+        page.screenshot(path=str(shots / "explorer_episode1.png"))
+        assert after != before and "episode 1 — step 1" in after
+
+        handle = page.locator(".widget-slider:has(label:text-is('step')) .noUi-handle").last
+        handle.focus()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        wait_for_header(page, "step 4 of")
+        assert "episode 1 — step 4 of" in shown()
+        page.screenshot(path=str(shots / "explorer_episode1_step4.png"))
+        browser.close()

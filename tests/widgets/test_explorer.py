@@ -1,0 +1,231 @@
+"""The trace explorer as a reader uses it: selections change what is shown, for every paper's runs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from tomlib.experiments import adaptive_tom as at
+from tomlib.experiments import tom_ib
+from tomlib.trace import load_runs
+from tomlib.widgets import SummaryView, Trace, TraceExplorer, explore, step_html, summary_figure
+
+
+@pytest.fixture
+def formal_runs(isolated: Path) -> tuple[Any, Any]:
+    t1 = asyncio.run(at.table1(tasks=["memory_1", "game1"], episodes=3, progress=False))
+    t2 = asyncio.run(at.table2(tasks=["memory_1"], algorithms=["Hedge"], episodes=2, progress=False))
+    return t1, t2
+
+
+def visible_text(html: str) -> str:
+    return re.sub(r"<style>.*?</style>|<[^>]+>", " ", html, flags=re.S)
+
+
+def test_index_names_every_episode_with_its_source_and_outcome(formal_runs: tuple[Any, Any]) -> None:
+    t1, t2 = formal_runs
+    trace = Trace.from_runs([t1, t2])
+    runs = trace.runs()
+    assert list(runs["run_id"]) == [t1.run_id, t2.run_id] and set(runs["source"]) == {"formal"}
+    eps = trace.episodes(t1.run_id)
+    assert len(eps) == 2 * 9 * 3
+    # the outcome in the index is the one the experiment computed for the same episode
+    ours = eps.set_index(["condition", "episode"])["score"]
+    theirs = t1.episodes.assign(
+        condition=t1.episodes["task"] + ":" + t1.episodes["player1"] + " vs " + t1.episodes["player2"]
+    )
+    for r in theirs.itertuples(index=False):
+        assert ours[(r.condition, r.episode)] == r.score
+
+
+def test_formal_step_shows_each_level_and_the_prediction_against_the_partner(formal_runs: tuple[Any, Any]) -> None:
+    t1, _ = formal_runs
+    trace = Trace.from_runs([t1])
+    ref = trace.refs(t1.run_id, "game1:ToM-1 vs ToM-2")[0]
+    view = trace.step(ref, 0)
+    p1, p2 = view.agents
+    assert [lv.order for lv in p1.levels] == [0, 1] and [lv.order for lv in p2.levels] == [0, 1, 2]
+    # the actual partner action is the partner's final action at the same step, and the hit flag compares them
+    assert p1.partner_actual == p2.action and p2.partner_actual == p1.action
+    assert p1.prediction_hit == (p1.predicted == p2.action)
+    assert view.after is not None and view.after["joint_action"] == [p1.action, p2.action]
+    assert "1" in p1.saw and "a" in p1.saw  # a formal agent sees the exact map
+    html = step_html(view)
+    assert "ToM-2" in html and "predicted partner" in html and "<pre class='grid'>" in html
+
+
+def test_matrix_history_grows_with_the_step(formal_runs: tuple[Any, Any]) -> None:
+    t1, _ = formal_runs
+    trace = Trace.from_runs([t1])
+    ref = trace.refs(t1.run_id, "memory_1:ToM-0 vs ToM-1")[0]
+    assert [len(trace.step(ref, s).history) for s in (0, 4, 14)] == [1, 5, 15]
+    last = trace.step(ref, 14)
+    assert last.score is not None and last.score["value"] == 75
+    assert "episode outcome" in step_html(last) and "episode outcome" not in step_html(trace.step(ref, 3))
+
+
+def test_atom_step_draws_expert_weights_with_the_current_step_marked(formal_runs: tuple[Any, Any]) -> None:
+    _, t2 = formal_runs
+    trace = Trace.from_runs([t2])
+    ref = trace.refs(t2.run_id, trace.conditions(t2.run_id)[0])[0]
+    atom = trace.step(ref, 6).agents[0]
+    assert atom.weights is not None and len(atom.weights["predictions"]) == 3
+    html = step_html(trace.step(ref, 6))
+    assert "<polyline" in html and "stroke-dasharray" in html
+    marks = [re.search(r"<line x1='([\d.]+)'[^>]*dasharray", step_html(trace.step(ref, s))).group(1) for s in (2, 9)]
+    assert float(marks[0]) < float(marks[1])
+
+
+def test_explorer_selections_change_what_is_shown(formal_runs: tuple[Any, Any]) -> None:
+    t1, t2 = formal_runs
+    ex = TraceExplorer([t1, t2], prerender=2)
+    assert ex.run.value == t1.run_id and ex.condition.value == "memory_1:ToM-0 vs ToM-0"
+    ex.condition.value = "game1:ToM-1 vs ToM-2"
+    first = ex.current.shown
+    assert "game1:ToM-1 vs ToM-2 · episode 0" in first
+    ex.current.slider.index = 3
+    assert "step 4 of" in ex.current.shown and ex.current.shown != first
+    ex.episode.index = 2  # not pre-drawn: drawn on selection
+    assert "episode 2" in ex.current.shown and ex.episodes.selected_index == 2
+    ex.agent.value = "player2"
+    shown = visible_text(ex.current.shown)
+    assert "player2" in shown and "player1 " not in shown.replace("as player1", "")
+    assert ex.episode.index == 2  # changing the agent keeps the episode
+    ex.run.value = t2.run_id
+    assert ex.condition.options and all(c.startswith("memory_1:") and "A-ToM" in c for c in ex.condition.options)
+    assert "expert weights" in ex.current.shown
+
+
+def test_summary_selection_opens_that_episode(formal_runs: tuple[Any, Any]) -> None:
+    t1, _ = formal_runs
+    ex = TraceExplorer([t1])
+    summary = SummaryView(ex)
+    assert len(summary.frame) == 54 and summary.plot.outputs[0]["data"]["image/png"]
+    ref = next(ref for _, ref in summary.select.options if ref.condition == "game1:ToM-2 vs ToM-1" and ref.episode == 1)
+    summary.select.value = ref
+    assert ex.condition.value == "game1:ToM-2 vs ToM-1" and ex.episode.index == 1
+    assert "game1:ToM-2 vs ToM-1 · episode 1" in ex.current.shown
+    figure = summary_figure(summary.frame)
+    assert len(figure.axes) == 2  # points (memory_1) and steps (game1) never share an axis
+
+
+def test_summary_follows_the_explorers_run(formal_runs: tuple[Any, Any]) -> None:
+    t1, t2 = formal_runs
+    ex = TraceExplorer([t1, t2])
+    summary = SummaryView(ex)
+    ex.run.value = t2.run_id
+    assert set(summary.frame["run_id"]) == {t2.run_id} and all("A-ToM" in lab for lab, _ in summary.select.options)
+
+
+def test_explore_without_runs_says_so(isolated: Path) -> None:
+    box = explore([])
+    assert "No run logs found" in box.explorer.status.value
+
+
+def synthetic_log(path: Path, episodes: int, steps: int) -> int:
+    """A matrix-game log with ``episodes`` x ``steps`` x 2 agents (about 5 events per agent-step)."""
+    rows = [
+        {
+            "run_id": "big",
+            "experiment": "x.big",
+            "condition": "",
+            "episode": None,
+            "step": None,
+            "agent": "",
+            "kind": "run_start",
+            "payload": {"source": "formal"},
+            "time": 0.0,
+        }
+    ]
+
+    def ev(cond: str, ep: int, step: int | None, agent: str, kind: str, payload: dict[str, Any]) -> None:
+        rows.append(
+            {
+                "run_id": "big",
+                "experiment": "x.big",
+                "condition": cond,
+                "episode": ep,
+                "step": step,
+                "agent": agent,
+                "kind": kind,
+                "payload": payload,
+                "time": 0.0,
+            }
+        )
+
+    for e in range(episodes):
+        cond = f"c{e % 4}"
+        ev(cond, e, 0, "", "env_state", {"state": "start", "game": "matrix(actions=2)", "agents": ["ToM-0", "ToM-1"]})
+        for s in range(steps):
+            for a, act in (("player1", "A"), ("player2", "B" if s % 2 else "A")):
+                ev(cond, e, s, a, "prediction", {"order": 0, "predicted_partner_action": "A"})
+                ev(cond, e, s, a, "action", {"action": act})
+            ev(
+                cond,
+                e,
+                s + 1,
+                "",
+                "env_state",
+                {"state": f"round {s + 1}", "joint_action": ["A", "B" if s % 2 else "A"]},
+            )
+        ev(cond, e, steps, "", "score", {"metric": "point", "value": float(e), "steps": steps})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return len(rows)
+
+
+def test_ten_thousand_events_draw_only_what_is_looked_at(isolated: Path) -> None:
+    n = synthetic_log(isolated / "results" / "runs" / "big" / "events.jsonl", episodes=400, steps=15)
+    assert n > 10_000
+    ex = TraceExplorer(None, prerender=2)
+    assert len(Trace(load_runs(run_ids=["big"]))) == n
+    assert len(ex.episode.options) == 100 and sorted(ex.panes) == [0, 1]
+    drawn = sum(len(p.pages.children) for p in ex.panes.values())
+    assert drawn == 2 * 15  # two episodes drawn, not 400
+    ex.episode.index = 57
+    assert sorted(ex.panes) == [0, 1, 57] and "episode 228" in ex.current.shown
+
+
+def test_city_step_shows_bdi_sections_verification_core_and_map(make_model, server, isolated: Path) -> None:  # type: ignore[no-untyped-def]
+    def responder(request: dict[str, Any]) -> str:
+        system = request["messages"][0]["content"]
+        if "Translate statements" in system:
+            return json.dumps({"facts": ["at(food_agent,d1).", "connected(d1,d4)."]})
+        reply: dict[str, Any] = {"response": "heading out", "action": "MOVE(d2)"}
+        if "internal_beliefs" in system:
+            reply["internal_beliefs"] = ["I am in d1", "d1 connects to d4"]
+        if "beliefs_about_others" in system:
+            reply["beliefs_about_others"] = "the others go to their districts"
+        return json.dumps(reply)
+
+    server.responder = responder
+    chat = make_model(json_mode="json_object")
+    got = asyncio.run(tom_ib.fig5(models=["fake"], chats={"fake": chat}, configs=["ToM+IB"], trials=1, progress=False))
+    trace = Trace.from_runs([got])
+    assert trace.runs()["source"].tolist() == ["llm:fake"]
+    ref = trace.refs(got.run_id, "ToM+IB")[0]
+    view = trace.step(ref, 0)
+    assert view.kind == "city" and [a.agent for a in view.agents] == ["FOOD_AGENT"]
+    food = view.agents[0]
+    assert food.bdi and food.bdi[0]["beliefs_about_others"] and food.verifications
+    assert food.calls >= 2 and food.tokens > 0 and "Translate statements" in json.dumps(food.exchanges)
+    html = step_html(view)
+    for expected in (
+        "beliefs about others (ToM)",
+        "internal beliefs (IB)",
+        "ASP verification",
+        "inconsistent",
+        "connected(d1,d4).",
+        "no road between d1 and d4",
+        "<svg",
+        "raw model exchange",
+    ):
+        assert expected in html, expected
+    assert re.search(r"<details><summary>raw model exchange", html)  # collapsed by default
+    assert pd.notna(trace.episodes(got.run_id)["score"]).all()

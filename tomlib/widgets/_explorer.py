@@ -1,0 +1,306 @@
+"""ipywidgets over run logs: a step-by-step trace explorer and a per-condition outcome summary.
+
+Selecting an episode and moving through its steps happens in the browser (``jslink`` to ``Stack`` widgets), so an
+executed notebook exported to HTML with its widget state stays browsable without a kernel for every episode already
+drawn. Changing experiment, condition or agent needs Python; episodes not yet drawn are drawn when first selected
+in a live kernel. Nothing is drawn before it is asked for, except the first ``prerender`` episodes of a condition.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from typing import Any
+
+import ipywidgets as W
+import pandas as pd
+
+from tomlib.widgets._html import step_html
+from tomlib.widgets._trace import EpisodeRef, Trace
+
+ALL_AGENTS = "all agents"
+UNITS = {"point": "points", "time": "steps", "health": "health"}
+NOT_DRAWN = (
+    "<div style='padding:8px;color:#777'>This episode is drawn when it is selected in a running kernel. "
+    "In an exported page, the first {n} episodes of the first condition are drawn.</div>"
+)
+
+
+def _as_trace(runs: Trace | pd.DataFrame | Iterable[Any] | None, results: str | None) -> Trace:
+    if isinstance(runs, Trace):
+        return runs
+    if isinstance(runs, pd.DataFrame):
+        return Trace(runs)
+    return Trace.from_runs(runs, results=results)
+
+
+class EpisodePane(W.VBox):
+    """One episode: play button and step slider, linked in the browser to a stack of pre-drawn steps."""
+
+    def __init__(self, trace: Trace, ref: EpisodeRef, agents: list[str] | None = None):
+        self.ref = ref
+        self.step_numbers = trace.steps(ref) or [0]
+        pages = [W.HTML(step_html(trace.step(ref, s, agents))) for s in self.step_numbers]
+        labels = [str(i + 1) for i in range(len(pages))]  # steps counted from 1, as in each page's header
+        self.play = W.Play(value=0, min=0, max=len(pages) - 1, interval=700, description="play")
+        self.slider = W.SelectionSlider(options=labels, index=0, description="step", continuous_update=True)
+        self.pages = W.Stack(pages, selected_index=0)
+        W.jslink((self.play, "value"), (self.slider, "index"))
+        W.jslink((self.slider, "index"), (self.pages, "selected_index"))
+        self.slider.observe(self._sync, "index")  # keeps the Python side right where jslink does not reach
+        super().__init__([W.HBox([self.play, self.slider]), self.pages])
+
+    def _sync(self, change: dict[str, Any]) -> None:
+        self.pages.selected_index = change["new"]
+        self.play.value = change["new"]
+
+    @property
+    def shown(self) -> str:
+        """The HTML of the step on screen."""
+        return self.pages.children[self.pages.selected_index or 0].value
+
+
+class TraceExplorer(W.VBox):
+    """Browse any experiment's episodes step by step (run → condition → episode → agent → step).
+
+    ``runs``: a :class:`Trace`, a frame from :func:`tomlib.trace.load_runs`, run ids, or experiment results with a
+    ``run_id`` (e.g. what :func:`tomlib.experiments.adaptive_tom.table1` returns); ``None`` loads every run.
+    """
+
+    def __init__(
+        self,
+        runs: Trace | pd.DataFrame | Iterable[Any] | None = None,
+        *,
+        results: str | None = None,
+        prerender: int = 3,
+    ):
+        self.trace = _as_trace(runs, results)
+        self.prerender = max(int(prerender), 0)
+        self.panes: dict[int, EpisodePane] = {}
+        self._refs: list[EpisodeRef] = []
+        self._quiet = False
+        runs = self.trace.runs()
+        self.run = W.Dropdown(
+            options=list(zip(runs["label"], runs["run_id"], strict=True)),
+            description="run",
+            layout=W.Layout(width="420px"),
+        )
+        self.condition = W.Dropdown(description="condition", layout=W.Layout(width="420px"))
+        self.episode = W.Dropdown(description="episode", layout=W.Layout(width="420px"))
+        self.agent = W.Dropdown(options=[ALL_AGENTS], description="agent")
+        self.episodes = W.Stack([])
+        self.status = W.HTML()
+        W.jslink((self.episode, "index"), (self.episodes, "selected_index"))
+        self.run.observe(lambda _: self._on_run(), "value")
+        self.condition.observe(lambda _: self._quiet or self._on_condition(), "value")
+        self.agent.observe(lambda _: self._quiet or self._on_condition(keep_episode=True), "value")
+        self.episode.observe(self._on_episode, "index")
+        controls = W.VBox([W.HBox([self.run, self.agent]), self.condition, self.episode])
+        super().__init__([controls, self.status, self.episodes])
+        if len(runs):
+            self._on_run()
+        else:
+            self.status.value = "<b>No run logs found.</b> Run an experiment first; its events land in results/runs/."
+
+    # ---- selection -------------------------------------------------------------------------------------------
+    def _on_run(self) -> None:
+        conditions = self.trace.conditions(self.run.value)
+        self._quiet = True
+        self.condition.options = conditions
+        self.condition.value = conditions[0] if conditions else None
+        self.agent.value = ALL_AGENTS
+        self._quiet = False
+        self._on_condition()
+
+    def _on_condition(self, keep_episode: bool = False) -> None:
+        if self.condition.value is None:
+            return
+        keep = self.episode.index if keep_episode else 0
+        self._refs = self.trace.refs(self.run.value, self.condition.value)
+        agents = self.trace.agents(self._refs[0]) if self._refs else []
+        if list(self.agent.options) != [ALL_AGENTS, *agents]:
+            chosen = self.agent.value if self.agent.value in agents else ALL_AGENTS
+            self._quiet = True
+            self.agent.options = [ALL_AGENTS, *agents]
+            self.agent.value = chosen
+            self._quiet = False
+        self.panes = {}
+        children = [
+            self._pane(i) if i < self.prerender else W.HTML(NOT_DRAWN.format(n=self.prerender))
+            for i in range(len(self._refs))
+        ]
+        self.episodes.children = children
+        eps = self.trace.episodes(self.run.value, self.condition.value)
+        self.episode.options = [
+            (
+                f"episode {r.episode} · {r.score:g} {UNITS.get(r.metric, r.metric or '')}"
+                if pd.notna(r.score)
+                else f"episode {r.episode}",
+                i,
+            )
+            for i, r in enumerate(eps.itertuples(index=False))
+        ]
+        index = min(keep or 0, len(self._refs) - 1) if self._refs else None
+        self.episode.index = index
+        self.episodes.selected_index = index
+        self._draw(index)
+        self.status.value = (
+            f"<span style='color:#555'>{len(self._refs)} episode(s) · {len(self.trace):,} events loaded · "
+            f"run {self.run.value}</span>"
+        )
+
+    def _on_episode(self, change: dict[str, Any]) -> None:
+        self.episodes.selected_index = change["new"]
+        self._draw(change["new"])
+
+    def _agents(self) -> list[str] | None:
+        return None if self.agent.value in (None, ALL_AGENTS) else [self.agent.value]
+
+    def _pane(self, i: int) -> EpisodePane:
+        if i not in self.panes:
+            self.panes[i] = EpisodePane(self.trace, self._refs[i], self._agents())
+        return self.panes[i]
+
+    def _draw(self, i: int | None) -> None:
+        if i is None or i in self.panes:
+            return
+        children = list(self.episodes.children)
+        children[i] = self._pane(i)
+        self.episodes.children = children
+
+    # ---- driving it from code (the summary view, tests) -------------------------------------------------------
+    def show(self, ref: EpisodeRef, step: int | None = None) -> None:
+        """Open ``ref`` (and optionally one of its steps, by position)."""
+        self.run.value = ref.run_id
+        self.condition.value = ref.condition
+        i = self._refs.index(ref)
+        self.episode.index = i
+        if step is not None:
+            self.panes[i].slider.index = step
+
+    @property
+    def current(self) -> EpisodePane | None:
+        """The episode on screen (None when nothing is selected)."""
+        i = self.episode.index
+        return None if i is None else self.panes.get(i)
+
+
+def summary_frame(trace: Trace, run_id: str | None = None) -> pd.DataFrame:
+    """Outcomes per episode with their condition, for the summary plot."""
+    return trace.episodes(run_id).dropna(subset=["score"])
+
+
+def summary_figure(df: pd.DataFrame, title: str = "") -> Any:
+    """Per-condition distribution of episode outcomes (seaborn strip plot, black tick at the mean), one panel per
+    metric so points and times never share an axis."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    metrics = list(dict.fromkeys(df["metric"].fillna("score")))
+    sizes = [df.loc[df["metric"].fillna("score") == m, "condition"].nunique() for m in metrics]
+    fig, axes = plt.subplots(
+        len(metrics),
+        1,
+        figsize=(8, max(2.5, 0.3 * sum(sizes) + 1.2 * len(metrics))),
+        height_ratios=[n + 2 for n in sizes],
+        squeeze=False,
+    )
+    for ax, metric in zip(axes[:, 0], metrics, strict=True):
+        sub = df[df["metric"].fillna("score") == metric]
+        sns.stripplot(
+            data=sub, y="condition", x="score", hue="condition", legend=False, size=5, jitter=0.25, alpha=0.7, ax=ax
+        )
+        sns.pointplot(
+            data=sub,
+            y="condition",
+            x="score",
+            estimator="mean",
+            errorbar=None,
+            linestyle="none",
+            marker="|",
+            markersize=18,
+            color="black",
+            ax=ax,
+        )
+        ax.set_xlabel(f"episode outcome ({UNITS.get(metric, metric)})")
+        ax.set_ylabel("")
+    axes[0, 0].set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+class SummaryView(W.VBox):
+    """Outcomes per condition for the explorer's current run (every episode a point); choosing an episode in the
+    list opens it in the explorer."""
+
+    def __init__(self, explorer: TraceExplorer):
+        self.explorer = explorer
+        self.frame = pd.DataFrame()
+        self.plot = W.Output()
+        self.select = W.Select(options=[], value=None, description="open", layout=W.Layout(width="460px"))
+        self.select.observe(self._open, "value")
+        hint = W.HTML(
+            "<span style='color:#555'>Pick an episode to open it in the explorer below (needs a kernel).</span>"
+        )
+        super().__init__([self.plot, hint, self.select])
+        explorer.run.observe(lambda _: self.draw(), "value")
+        self.draw()
+
+    def draw(self) -> None:
+        """Plot and list the episodes of the explorer's current run."""
+        import matplotlib.pyplot as plt
+
+        run = self.explorer.run.value
+        if run is None:
+            return
+        self.frame = summary_frame(self.explorer.trace, run).sort_values(
+            ["condition", "score", "episode"], kind="stable"
+        )
+        self.plot.outputs = ()
+        if len(self.frame):
+            runs = self.explorer.trace.runs()
+            fig = summary_figure(self.frame, dict(zip(runs["run_id"], runs["label"], strict=True))[run])
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=90)
+            plt.close(fig)
+            png = {"image/png": _b64(buf.getvalue())}
+            self.plot.outputs = ({"output_type": "display_data", "data": png, "metadata": {}},)
+        rows = list(self.frame.itertuples(index=False))
+        self.select.options = [
+            (
+                f"{r.condition} · ep {r.episode} · {r.score:g}",
+                EpisodeRef(r.run_id, r.experiment, r.condition, int(r.episode)),
+            )
+            for r in rows
+        ]
+        self.select.rows = min(12, max(len(rows), 1))
+
+    def _open(self, change: dict[str, Any]) -> None:
+        if change["new"] is not None:
+            self.explorer.show(change["new"])
+
+
+def _b64(data: bytes) -> str:
+    import base64
+
+    return base64.b64encode(data).decode()
+
+
+def explore(
+    runs: Trace | pd.DataFrame | Iterable[Any] | None = None,
+    *,
+    results: str | None = None,
+    prerender: int = 3,
+    condition: str | None = None,
+) -> W.VBox:
+    """The summary and the explorer together, as every experiment notebook ends; ``condition`` opens the first
+    run that has it at that condition (its first episodes are the ones drawn for a kernel-less page)."""
+    explorer = TraceExplorer(runs, results=results, prerender=prerender)
+    if condition is not None:
+        refs = [r for run in explorer.trace.runs()["run_id"] for r in explorer.trace.refs(run, condition)]
+        if not refs:
+            raise ValueError(f"no episodes of condition {condition!r} in these runs; pick one of the explorer's list")
+        explorer.show(refs[0])
+    box = W.VBox([SummaryView(explorer), explorer])
+    box.explorer = explorer  # type: ignore[attr-defined]
+    return box

@@ -1,0 +1,253 @@
+"""HTML for one step of the explorer: plain strings (no scripts), so they render the same live and in exported HTML.
+
+Collapsible parts use ``<details>``, which needs no JavaScript; pictures are inline SVG.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from tomlib.widgets._trace import AgentStep, StepView
+
+STYLE = """<style>
+.tx {font-family: system-ui, sans-serif; font-size: 13px; line-height: 1.35}
+.tx h4 {margin: 4px 0}
+.tx .row {display: flex; gap: 12px; align-items: flex-start; flex-wrap: wrap}
+.tx .card {border: 1px solid #ccc; border-radius: 6px; padding: 6px 8px; min-width: 260px; flex: 1}
+.tx pre {background: #f6f6f6; padding: 4px 6px; margin: 2px 0; white-space: pre-wrap; max-height: 260px; overflow: auto}
+.tx pre.grid {font-size: 18px; line-height: 1.1; display: inline-block; white-space: pre}
+.tx .ok {color: #1a7f37} .tx .bad {color: #c62828} .tx .dim {color: #777}
+.tx table {border-collapse: collapse} .tx td, .tx th {border: 1px solid #ddd; padding: 1px 6px; text-align: center}
+.tx .p1 {color: #1565c0; font-weight: bold} .tx .p2 {color: #c62828; font-weight: bold}
+</style>"""
+
+COLORS = ("#1565c0", "#c62828", "#2e7d32", "#6a1b9a")
+
+
+def step_html(view: StepView) -> str:
+    """The whole step: header, the game panel, and one card per agent."""
+    n = len(view.steps)
+    pos = view.steps.index(view.step) + 1 if view.step in view.steps else view.step + 1
+    head = f"<h4>{escape(view.ref.label())} — step {pos} of {n}</h4>"
+    if view.after and "joint_action" in view.after:
+        head += f"<div>joint action: <b>{escape(' / '.join(map(str, view.after['joint_action'])))}</b></div>"
+    panel = game_panel(view)
+    cards = "".join(agent_card(a, view) for a in view.agents)
+    tail = ""
+    if view.score is not None:
+        tail = f"<div><b>episode outcome</b>: {escape(_outcome(view.score))}</div>"
+    return f'{STYLE}<div class="tx">{head}<div class="row">{panel}</div><div class="row">{cards}</div>{tail}</div>'
+
+
+def _outcome(score: dict[str, Any]) -> str:
+    if "final_health" in score:
+        counters = {k: v for k, v in score.items() if k not in ("final_health", "health")}
+        return f"final mean health {score['final_health']:.2f}; {counters}"
+    return f"{score.get('metric', 'score')} {score.get('value')} after {score.get('steps')} steps"
+
+
+def game_panel(view: StepView) -> str:
+    """The paper-specific picture of the state: matrix history, a grid replay, or the city map."""
+    if view.kind == "matrix":
+        return _card("matrix game", matrix_history(view.history) + _pre(view.before.get("state", "")))
+    if view.kind in ("grid", "overcooked"):
+        before = text_grid(str(view.before.get("state", "")))
+        after = text_grid(str(view.after.get("state", ""))) if view.after else ""
+        legend = (
+            '<div class="dim">1, 2: players; a, b: their goals; #: wall</div>'
+            if view.kind == "grid"
+            else '<div class="dim">1, 2: cooks; P pot, O onions, D dishes, S serving, X counter</div>'
+        )
+        return _card("before", before) + _card("after", after + legend)
+    if view.kind == "city":
+        return _card("city before this action", city_map(view.before)) + (
+            _card("after", city_map(view.after)) if view.after else ""
+        )
+    return _card("state", _pre(json.dumps(view.before, default=str)[:2000]))
+
+
+def agent_card(a: AgentStep, view: StepView) -> str:
+    """What one agent saw, each ToM level, prediction vs actual, final action, model-call stats, raw exchanges."""
+    parts = [f"<h4>{escape(a.agent)}</h4>"]
+    if a.saw:
+        parts.append(f"<details><summary>what it saw</summary>{_pre(a.saw)}</details>")
+    if a.levels:
+        parts.append(levels_table(a.levels))
+    if a.predicted is not None or a.partner_actual is not None:
+        hit = a.prediction_hit
+        mark = "" if hit is None else ('<span class="ok">✔ right</span>' if hit else '<span class="bad">✘ wrong</span>')
+        parts.append(
+            f"<div>predicted partner: <b>{escape(str(a.predicted))}</b> · actual: "
+            f"<b>{escape(str(a.partner_actual))}</b> {mark}</div>"
+        )
+    if a.weights:
+        parts.append(expert_weights_svg(view.weights_series.get(a.agent, []), view.step, a.weights))
+    for b in a.bdi:
+        parts.append(bdi_sections(b))
+    for v in a.verifications:
+        parts.append(verification_block(v))
+    for t in a.attempts:
+        if "illegal" in t:
+            parts.append(f'<div class="bad">illegal: {escape(str(t["illegal"]))} — {escape(str(t["feedback"]))}</div>')
+    parts.append(f"<div>final action: <b>{escape(str(a.action))}</b></div>")
+    if a.calls:
+        parts.append(
+            f'<div class="dim">{a.calls} model call(s), {a.tokens} tokens, {a.latency_s:.2f} s, '
+            f"{a.cache_hits} from the cache</div>"
+        )
+        parts.append(raw_exchanges(a.exchanges))
+    return f'<div class="card">{"".join(parts)}</div>'
+
+
+def levels_table(levels: list[Any]) -> str:
+    """Nested ToM levels side by side, innermost (ToM-0) first: belief → explanation → action."""
+    cols = "".join(
+        f"<td style='vertical-align:top'><b>ToM-{lv.order}</b> as {escape(lv.seat)}<br>"
+        f"predicts: <b>{escape(str(lv.prediction))}</b><br>"
+        f"<span class='dim'>{escape(lv.explanation[:300])}</span><br>acts: <b>{escape(str(lv.action))}</b></td>"
+        for lv in levels
+    )
+    return f"<table><tr>{cols}</tr></table>"
+
+
+def raw_exchanges(exchanges: list[dict[str, Any]]) -> str:
+    """The model calls verbatim, collapsed by default."""
+    items = []
+    for x in exchanges:
+        msgs = "".join(
+            f"<b>{escape(m.get('role', ''))}</b>{_pre(m.get('content', ''))}" for m in x.get("messages") or []
+        )
+        err = f"<div class='bad'>{escape(str(x['error']))}</div>" if x.get("error") else ""
+        items.append(
+            f"<details><summary>{escape(str(x.get('purpose')))} · attempt {x.get('attempt')} · "
+            f"{escape(str(x.get('cache')))}</summary>{msgs}<b>reply</b>{_pre(x.get('reply') or '')}{err}</details>"
+        )
+    return f"<details><summary>raw model exchange ({len(exchanges)})</summary>{''.join(items)}</details>"
+
+
+def matrix_history(history: list[list[str]]) -> str:
+    """The choices so far, one column per round (5 points when they differ)."""
+    if not history:
+        return "<div class='dim'>no rounds played yet</div>"
+    rounds = "".join(f"<th>{i + 1}</th>" for i in range(len(history)))
+    p1 = "".join(f"<td class='p1'>{escape(h[0])}</td>" for h in history)
+    p2 = "".join(f"<td class='p2'>{escape(h[1])}</td>" for h in history)
+    pts = "".join(f"<td>{5 if h[0] != h[1] else 0}</td>" for h in history)
+    rows = f"<tr><th>round</th>{rounds}</tr><tr><th>player1</th>{p1}</tr><tr><th>player2</th>{p2}</tr>"
+    return f"<table>{rows}<tr><th>points</th>{pts}</tr></table>"
+
+
+def text_grid(state: str) -> str:
+    """A text map with the two players coloured."""
+    body = escape(state).replace("1", "<span class='p1'>1</span>").replace("2", "<span class='p2'>2</span>")
+    return f"<pre class='grid'>{body}</pre>"
+
+
+def expert_weights_svg(series: list[dict[str, Any]], step: int, current: dict[str, Any]) -> str:
+    """A-ToM expert probabilities over the episode (Algorithm 1/2), the current step marked."""
+    w, h, pad = 300, 120, 22
+    orders = current.get("orders", [])
+    n = max(len(series), 1)
+
+    def x(i: int) -> float:
+        return pad + (w - 2 * pad) * (i / max(n - 1, 1))
+
+    def y(p: float) -> float:
+        return h - pad - (h - 2 * pad) * p
+
+    lines = []
+    for j, order in enumerate(orders):
+        pts = " ".join(f"{x(i):.1f},{y(s['probabilities'][j]):.1f}" for i, s in enumerate(series))
+        c = COLORS[j % len(COLORS)]
+        lines.append(f"<polyline fill='none' stroke='{c}' stroke-width='2' points='{pts}'/>")
+        lines.append(f"<text x='{w - pad + 2}' y='{14 + 12 * j}' fill='{c}' font-size='10'>ToM-{order}</text>")
+    at = f"x1='{x(step):.1f}' x2='{x(step):.1f}' y1='{pad / 2}' y2='{h - pad}'"
+    mark = f"<line {at} stroke='#444' stroke-dasharray='3,2'/>"
+    axes = (
+        f"<line x1='{pad}' x2='{w - pad}' y1='{h - pad}' y2='{h - pad}' stroke='#999'/>"
+        f"<text x='2' y='{y(1) + 4}' font-size='10'>1</text><text x='2' y='{y(0) + 4}' font-size='10'>0</text>"
+        f"<text x='{w / 2 - 20}' y='{h - 4}' font-size='10'>step</text>"
+    )
+    probs = ", ".join(f"ToM-{o}: {p:.2f}" for o, p in zip(orders, current.get("probabilities", []), strict=False))
+    said = ", ".join(f"ToM-{o} → {a}" for o, a in zip(orders, current.get("predictions", []), strict=False))
+    return (
+        f"<div><b>expert weights</b> ({escape(str(current.get('algorithm')))}; chose ToM-{current.get('chosen_order')};"
+        f" {escape(probs)})</div><div>the experts predict the partner: {escape(said)}</div>"
+        f"<svg width='{w + 30}' height='{h}'>{axes}{''.join(lines)}{mark}</svg>"
+    )
+
+
+CITY_XY = {"d1": (40, 80), "d2": (160, 30), "d3": (160, 130), "d4": (280, 80)}
+
+
+def city_map(state: dict[str, Any] | None) -> str:
+    """The four districts with their links, resource levels, health and where each agent stands."""
+    if not state or "levels" not in state:
+        return ""
+    edges = state.get("edges") or [["d1", "d2"], ["d1", "d3"], ["d2", "d4"], ["d3", "d4"], ["d2", "d3"]]
+    xy = {d: CITY_XY.get(d, (40 + 60 * i, 160)) for i, d in enumerate(state["levels"])}
+    out = [
+        f"<line x1='{xy[a][0]}' y1='{xy[a][1]}' x2='{xy[b][0]}' y2='{xy[b][1]}' stroke='#bbb' stroke-width='3'/>"
+        for a, b in edges
+        if a in xy and b in xy
+    ]
+    health = state.get("health", {})
+    here: dict[str, list[str]] = {}
+    for agent, d in (state.get("positions") or {}).items():
+        here.setdefault(d, []).append(agent.split("_")[0][:3])
+    for d, (cx, cy) in xy.items():
+        lv = state["levels"][d]
+        low = any(v < 20 for v in lv.values()) and d in health
+        out.append(f"<circle cx='{cx}' cy='{cy}' r='20' fill='{'#fde0dc' if low else '#e3f2fd'}' stroke='#555'/>")
+        out.append(f"<text x='{cx - 8}' y='{cy + 4}' font-size='12' font-weight='bold'>{d}</text>")
+        text = f"F{lv['FOOD']} M{lv['MEDICINE']} S{lv['SECURITY']}" + (f" ♥{health[d]}" if d in health else "")
+        out.append(f"<text x='{cx - 40}' y='{cy + 34}' font-size='10'>{escape(text)}</text>")
+        if d in here:
+            out.append(
+                f"<text x='{cx - 30}' y='{cy - 24}' font-size='10' fill='#c62828'>{escape(' '.join(here[d]))}</text>"
+            )
+    carry = state.get("carry")
+    extra = f"<div class='dim'>carrying: {escape(json.dumps(carry))}</div>" if carry else ""
+    return f"<svg width='340' height='180'>{''.join(out)}</svg>{extra}"
+
+
+def bdi_sections(b: dict[str, Any]) -> str:
+    """A BDI reply's sections (tom_ib §3.2): beliefs about others, internal beliefs, response, action."""
+    rows = [f"<div><b>reply</b> ({escape(str(b.get('config')))}, attempt {b.get('attempt')})</div>"]
+    for key, title in (
+        ("beliefs_about_others", "beliefs about others (ToM)"),
+        ("internal_beliefs", "internal beliefs (IB)"),
+        ("response", "response (to the team)"),
+        ("action", "action"),
+    ):
+        if key in b:
+            val = b[key]
+            text = "\n".join(map(str, val)) if isinstance(val, list) else str(val)
+            rows.append(f"<div><i>{title}</i>{_pre(text)}</div>")
+    return "".join(rows)
+
+
+def verification_block(v: dict[str, Any]) -> str:
+    """The ASP check of one belief set: translation, verdict, minimal core and its explanation."""
+    if "translation_error" in v:
+        why = escape(str(v["translation_error"]))
+        return f"<div class='bad'>translation failed (attempt {v.get('attempt')}): {why}</div>"
+    ok = v.get("consistent")
+    verdict = "<span class='ok'>consistent</span>" if ok else "<span class='bad'>inconsistent</span>"
+    facts = v.get("facts") or []
+    parts = [f"<div><b>ASP verification</b> (attempt {v.get('attempt')}): {verdict}</div>"]
+    parts.append(f"<details><summary>ASP facts ({len(facts)})</summary>{_pre(chr(10).join(facts))}</details>")
+    if not ok:
+        parts.append(f"<div>minimal core:{_pre(chr(10).join(v.get('core') or []))}</div>")
+        parts.append(f"<div>explanation: {escape(str(v.get('explanation', '')))}</div>")
+    return "".join(parts)
+
+
+def _card(title: str, body: str) -> str:
+    return f"<div class='card'><b>{escape(title)}</b><br>{body}</div>"
+
+
+def _pre(text: Any) -> str:
+    return f"<pre>{escape(str(text))}</pre>"

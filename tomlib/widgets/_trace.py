@@ -1,0 +1,329 @@
+"""What the explorer shows, computed from run logs with pandas alone (no widgets), so tests can reach all of it.
+
+A :class:`Trace` indexes the events once by episode; a :class:`StepView` is everything one step of one episode shows:
+the state before and after, and per agent what it saw, each ToM level it reasoned at, its prediction of the partner
+against the partner's actual action, its final action, the model calls behind them (tokens, latency, cache hits, raw
+exchanges), and the paper-specific extras (A-ToM expert weights, BDI sections, ASP verification).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from tomlib.trace import load_runs
+
+AGENT_KINDS = ("llm_call", "belief", "prediction", "action", "expert_weights", "alignment", "verification")
+
+
+@dataclass(frozen=True)
+class EpisodeRef:
+    """One episode in one run."""
+
+    run_id: str
+    experiment: str
+    condition: str
+    episode: int
+
+    def label(self) -> str:
+        return f"{self.condition} · episode {self.episode}"
+
+
+@dataclass
+class Level:
+    """One level of ToM reasoning: who is imagined (seat, order), what it predicted, why, and what it chose."""
+
+    order: int | None
+    seat: str
+    prediction: str | None
+    action: str | None
+    explanation: str = ""
+
+
+@dataclass
+class AgentStep:
+    """One agent at one step."""
+
+    agent: str
+    saw: str = ""
+    levels: list[Level] = field(default_factory=list)
+    predicted: str | None = None
+    partner_actual: str | None = None
+    action: str | None = None
+    calls: int = 0
+    tokens: int = 0
+    latency_s: float = 0.0
+    cache_hits: int = 0
+    exchanges: list[dict[str, Any]] = field(default_factory=list)
+    weights: dict[str, Any] | None = None
+    bdi: list[dict[str, Any]] = field(default_factory=list)
+    verifications: list[dict[str, Any]] = field(default_factory=list)
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def prediction_hit(self) -> bool | None:
+        """Whether the prediction of the partner came true (None when there was none to check)."""
+        if self.predicted is None or self.partner_actual is None:
+            return None
+        return self.predicted == self.partner_actual
+
+
+@dataclass
+class StepView:
+    """Everything shown for one step of one episode."""
+
+    ref: EpisodeRef
+    step: int
+    steps: list[int]
+    kind: str
+    before: dict[str, Any]
+    after: dict[str, Any] | None
+    agents: list[AgentStep]
+    history: list[list[str]]
+    score: dict[str, Any] | None
+    weights_series: dict[str, list[dict[str, Any]]]
+
+
+def game_kind(first_state: dict[str, Any]) -> str:
+    """``matrix``, ``grid``, ``overcooked``, ``city`` or ``other``, from an episode's first ``env_state``."""
+    if "levels" in first_state:
+        return "city"
+    spec = str(first_state.get("game", ""))
+    for prefix, kind in (("matrix", "matrix"), ("grid", "grid"), ("overcooked", "overcooked")):
+        if spec.startswith(prefix):
+            return kind
+    return "other"
+
+
+def run_source(start: dict[str, Any]) -> str:
+    """Where a run's numbers come from, from its ``run_start`` event: ``llm:<model>`` or ``formal``."""
+    if start.get("source"):
+        return str(start["source"])
+    models = [m for m in start.get("models") or [start.get("model")] if m and m != "formal"]
+    return ",".join(f"llm:{m}" for m in models) if models else "formal"
+
+
+def score_value(payload: dict[str, Any]) -> float | None:
+    """The outcome in a ``score`` event: points/time (adaptive ToM) or final health (tom_ib)."""
+    for key in ("value", "final_health"):
+        if payload.get(key) is not None:
+            return float(payload[key])
+    return None
+
+
+class Trace:
+    """Run-log events indexed by episode; step views are computed on demand and only for what is asked."""
+
+    def __init__(self, events: pd.DataFrame):
+        self.events = events.reset_index(drop=True)
+        keyed = self.events.dropna(subset=["episode"])
+        self._groups: dict[tuple[str, str, str, int], Any] = {
+            (r, e, c, int(ep)): keyed.index.to_numpy()[idx]  # positions in ``events``, not in ``keyed``
+            for (r, e, c, ep), idx in keyed.groupby(
+                ["run_id", "experiment", "condition", "episode"], sort=False
+            ).indices.items()
+        }
+        self._cache: dict[EpisodeRef, pd.DataFrame] = {}
+        self._episodes = self._index()
+
+    @classmethod
+    def from_runs(
+        cls,
+        runs: Iterable[Any] | None = None,
+        *,
+        results: str | os.PathLike[str] | None = None,
+        experiment: str | None = None,
+    ) -> Trace:
+        """Load run logs: ``runs`` holds run ids or objects with a ``run_id`` (an experiment's return value);
+        ``None`` loads every run under ``results``."""
+        run_ids = None if runs is None else [r if isinstance(r, str) else r.run_id for r in runs]
+        run_ids = None if run_ids is None else [r for r in run_ids if r]
+        return cls(load_runs(results, run_ids=run_ids, experiment=experiment))
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    # ---- the index -------------------------------------------------------------------------------------------
+    def _index(self) -> pd.DataFrame:
+        cols = ["run_id", "experiment", "source", "condition", "episode", "score", "metric", "steps", "agents"]
+        ev = self.events
+        scores = ev[ev["kind"] == "score"]
+        keys = ["run_id", "experiment", "condition", "episode", "payload"]
+        score_of = {
+            (r, e, c, int(ep)): p for r, e, c, ep, p in scores[keys].dropna(subset=["episode"]).itertuples(index=False)
+        }
+        starts = ev[ev["kind"] == "run_start"]
+        source_of = {r: run_source(p) for r, p in starts[["run_id", "payload"]].itertuples(index=False)}
+        rows = []
+        for key, idx in self._groups.items():
+            sub = ev.iloc[idx]
+            first = sub[sub["kind"] == "env_state"]
+            agents = first.iloc[0]["payload"].get("agents") if len(first) else None
+            if not agents:
+                agents = sorted(a for a in sub["agent"].dropna().unique() if a)
+            p = score_of.get(key, {})
+            steps = sub["step"].dropna()
+            metric = p.get("metric", "health" if "final_health" in p else None)
+            last = int(steps.max()) if len(steps) else 0
+            run, experiment, condition, episode = key
+            source = source_of.get(run, "unknown")
+            rows.append(
+                [
+                    run,
+                    experiment,
+                    source,
+                    condition,
+                    episode,
+                    score_value(p),
+                    metric,
+                    last,
+                    " vs ".join(map(str, agents)),
+                ]
+            )
+        return pd.DataFrame(rows, columns=cols)
+
+    def runs(self) -> pd.DataFrame:
+        """One row per run: run id, experiment, source (``formal`` or ``llm:<model>``), episodes, and a label."""
+        df = self._episodes.groupby(["run_id", "experiment", "source"], sort=False).size().reset_index(name="episodes")
+        df["label"] = df["experiment"] + " · " + df["source"] + " · " + df["run_id"].str[-4:]
+        return df
+
+    def episodes(self, run_id: str | None = None, condition: str | None = None) -> pd.DataFrame:
+        """One row per episode: run, experiment, source, condition, episode, score, metric, steps, agents."""
+        df = self._episodes
+        if run_id is not None:
+            df = df[df["run_id"] == run_id]
+        if condition is not None:
+            df = df[df["condition"] == condition]
+        return df.reset_index(drop=True)
+
+    def conditions(self, run_id: str) -> list[str]:
+        return list(dict.fromkeys(self.episodes(run_id)["condition"]))
+
+    def refs(self, run_id: str, condition: str) -> list[EpisodeRef]:
+        df = self.episodes(run_id, condition)
+        return [EpisodeRef(r.run_id, r.experiment, r.condition, int(r.episode)) for r in df.itertuples(index=False)]
+
+    # ---- one episode -----------------------------------------------------------------------------------------
+    def episode_events(self, ref: EpisodeRef) -> pd.DataFrame:
+        """The events of one episode (cached)."""
+        if ref not in self._cache:
+            idx = self._groups.get((ref.run_id, ref.experiment, ref.condition, ref.episode))
+            if idx is None:
+                raise KeyError(f"no events for {ref.label()} in run {ref.run_id}")
+            self._cache[ref] = self.events.iloc[idx]
+        return self._cache[ref]
+
+    def agents(self, ref: EpisodeRef) -> list[str]:
+        ev = self.episode_events(ref)
+        return list(dict.fromkeys(a for a in ev.loc[ev["kind"].isin(AGENT_KINDS), "agent"] if a))
+
+    def steps(self, ref: EpisodeRef) -> list[int]:
+        """Steps at which some agent acted (0-based)."""
+        ev = self.episode_events(ref)
+        acted = ev.loc[ev["kind"].isin(AGENT_KINDS), "step"].dropna()
+        return sorted({int(s) for s in acted})
+
+    def step(self, ref: EpisodeRef, step: int, agents: Sequence[str] | None = None) -> StepView:
+        """What the explorer shows at ``step`` of ``ref`` (optionally only for some agents)."""
+        ev = self.episode_events(ref)
+        states = {int(s): p for s, p in ev.loc[ev["kind"] == "env_state", ["step", "payload"]].itertuples(index=False)}
+        first = states.get(0, {})
+        kind = game_kind(first)
+        steps = self.steps(ref)
+        at = ev[ev["step"] == step]
+        acting = set(at["agent"])
+        names = list(agents) if agents else [a for a in self.agents(ref) if a in acting] or self.agents(ref)
+        actions = _actions_at(at)
+        views = [_agent_step(at[at["agent"] == a], a, actions, kind, states.get(step, {})) for a in names]
+        joint = [
+            list(map(str, states[s]["joint_action"]))
+            for s in sorted(states)
+            if 0 < s <= step + 1 and "joint_action" in states[s]
+        ]
+        score = ev.loc[ev["kind"] == "score", "payload"]
+        last = not steps or step >= steps[-1]
+        weights = {a: list(ev.loc[(ev["kind"] == "expert_weights") & (ev["agent"] == a), "payload"]) for a in names}
+        return StepView(
+            ref=ref,
+            step=step,
+            steps=steps,
+            kind=kind,
+            before={**first, **states.get(step, {})},
+            after=states.get(step + 1),
+            agents=views,
+            history=joint,
+            score=score.iloc[-1] if last and len(score) else None,
+            weights_series={a: w for a, w in weights.items() if w},
+        )
+
+
+def _actions_at(at: pd.DataFrame) -> dict[str, str]:
+    """The final action of every agent at one step (the last legal ``action`` event)."""
+    out: dict[str, str] = {}
+    for agent, p in at.loc[at["kind"] == "action", ["agent", "payload"]].itertuples(index=False):
+        if "action" in p:
+            out[agent] = str(p["action"])
+    return out
+
+
+def _agent_step(ev: pd.DataFrame, agent: str, actions: dict[str, str], kind: str, state: dict[str, Any]) -> AgentStep:
+    view = AgentStep(agent=agent, action=actions.get(agent))
+    partners = [a for a in actions if a != agent]
+    if kind != "city" and len(partners) == 1:
+        view.partner_actual = actions[partners[0]]
+    for k, p in ev[["kind", "payload"]].itertuples(index=False):
+        if k == "llm_call":
+            view.calls += 1
+            view.tokens += int(p.get("prompt_tokens") or 0) + int(p.get("completion_tokens") or 0)
+            view.latency_s += float(p.get("latency_s") or 0.0)
+            view.cache_hits += p.get("cache") == "hit"
+            view.exchanges.append(p)
+        elif k == "belief" and "order" in p:  # an LLM ToM level
+            view.levels.append(
+                Level(
+                    p.get("order"),
+                    str(p.get("seat", "")),
+                    p.get("prediction"),
+                    p.get("action"),
+                    str(p.get("thought") or ""),
+                )
+            )
+        elif k == "belief":  # a BDI reply (tom_ib)
+            view.bdi.append(p)
+        elif k == "prediction":
+            view.predicted = p.get("predicted_partner_action", view.predicted)
+            for lv in p.get("levels") or []:  # the formal chain, innermost level first
+                view.levels.append(
+                    Level(
+                        lv.get("order"),
+                        f"player{int(lv['player']) + 1}",
+                        lv.get("belief"),
+                        lv.get("action"),
+                        "exact best response (formal)",
+                    )
+                )
+        elif k == "expert_weights":
+            view.weights = p
+        elif k == "verification":
+            view.verifications.append(p)
+        elif k == "action":
+            view.attempts.append(p)
+    view.saw = _what_it_saw(view, agent, kind, state)
+    return view
+
+
+def _what_it_saw(view: AgentStep, agent: str, kind: str, state: dict[str, Any]) -> str:
+    """The agent's own text state: the user message of its own decision call, else the exact state (formal)."""
+    own = [x for x in view.exchanges if str(x.get("purpose", "")).endswith(f"@{agent}") or x.get("purpose") == "decide"]
+    for x in own or view.exchanges:
+        users = [m.get("content", "") for m in x.get("messages") or [] if m.get("role") == "user"]
+        if users:
+            return str(users[-1])
+    if kind == "city":
+        return ""
+    return str(state.get("state", ""))
