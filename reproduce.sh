@@ -92,7 +92,9 @@ case "$cmd" in
   lab)
     shift
     ensure_deps "lab"
-    exec "$VENV/bin/python" -m jupyter lab --notebook-dir=notebooks "$@"
+    root_ok=()
+    [ "$(id -u)" = 0 ] && root_ok=(--allow-root)  # containers and classroom VMs often run as root
+    exec "$VENV/bin/python" -m jupyter lab --notebook-dir=notebooks "${root_ok[@]}" "$@"
     ;;
   -h|--help|help)
     sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'

@@ -229,3 +229,29 @@ def test_city_step_shows_bdi_sections_verification_core_and_map(make_model, serv
         assert expected in html, expected
     assert re.search(r"<details><summary>raw model exchange", html)  # collapsed by default
     assert pd.notna(trace.episodes(got.run_id)["score"]).all()
+
+
+def test_overcooked_replay_shows_the_kitchen_and_what_each_cook_holds(isolated: Path) -> None:
+    asyncio.run(at.greedy_reference(episodes=1))
+    trace = Trace.from_runs(None)
+    run = trace.runs().iloc[0]
+    assert run["experiment"] == "adaptive_tom.greedy_reference"
+    ref = trace.refs(run["run_id"], trace.conditions(run["run_id"])[0])[0]
+    steps = trace.steps(ref)
+    late = trace.step(ref, steps[len(steps) // 2])
+    assert late.kind == "overcooked" and "cook 1 holds" in late.before["status"]
+    html = step_html(late)
+    assert "<pre class='grid'>" in html and "P pot" in html and "cook 2 holds" in html
+
+
+def test_reload_picks_up_episodes_a_live_run_wrote_since(isolated: Path) -> None:
+    path = isolated / "results" / "runs" / "big" / "events.jsonl"
+    synthetic_log(path, episodes=4, steps=3)
+    ex = TraceExplorer(None)
+    ex.condition.value = "c1"
+    assert len(ex.episode.options) == 1
+    synthetic_log(path, episodes=8, steps=3)  # the run went on: c1 now has episodes 1 and 5
+    ex.reload()
+    assert ex.condition.value == "c1" and len(ex.episode.options) == 2
+    ex.episode.index = 1
+    assert "c1 · episode 5" in ex.current.shown

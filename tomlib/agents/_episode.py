@@ -53,7 +53,12 @@ async def play_episode(
         agent.start_episode(game, p, rng_for(seed, condition, episode, p), emit, site)
     env_emit = make_emitter(log, condition, episode, "", step)
     state = game.reset(seed)
-    env_emit("env_state", {"state": game.render(state), "game": game.spec(), "agents": [a.name for a in agents]})
+
+    def picture(state: Any) -> dict[str, Any]:
+        status = game.status(state)
+        return {"state": game.render(state), **({"status": status} if status else {})}
+
+    env_emit("env_state", {**picture(state), "game": game.spec(), "agents": [a.name for a in agents]})
     actions: list[tuple[str, str]] = []
     while not game.is_terminal(state):
         d0, d1 = await asyncio.gather(agents[0].act(state), agents[1].act(state))
@@ -74,7 +79,7 @@ async def play_episode(
         actions.append(joint)
         step[0] += 1
         state = nxt
-        env_emit("env_state", {"state": game.render(state), "joint_action": list(joint)})
+        env_emit("env_state", {**picture(state), "joint_action": list(joint)})
     score = game.score(state)
     env_emit("score", {"metric": game.info.metric, "value": score, "steps": step[0]})
     return EpisodeResult(score=score, steps=step[0], actions=actions)

@@ -89,6 +89,10 @@ class Game(abc.ABC):
         """A compact picture of the state for logs and replays."""
         return repr(state)
 
+    def status(self, state: Any) -> str:
+        """What the picture cannot show (held items, timers), for replays; empty when the picture says it all."""
+        return ""
+
     def describe_action(self, action: str) -> str:
         """A short gloss of an action for prompts (defaults to the action itself)."""
         return action

@@ -166,6 +166,14 @@ class OvercookedGame(Game):
             rows[y][x] = str(i + 1)
         return "\n".join("".join(r) for r in rows)
 
+    def status(self, state: KitchenState) -> str:
+        """Held items, the pot and the counters, for replays (the map shows only positions)."""
+        held = "; ".join(f"cook {i + 1} holds {self._holding(p)}" for i, p in enumerate(state.lib.players))
+        counters = [f"({x},{y}) {o.name}" for (x, y), o in state.lib.objects.items() if self.grid[y][x] == "X"]
+        return f"step {state.t}: {held}. {self._pot_text(state)}" + (
+            f" Counters: {', '.join(counters)}." if counters else ""
+        )
+
     def _holding(self, player: Any) -> str:
         obj = player.held_object
         if obj is None:

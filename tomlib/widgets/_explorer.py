@@ -74,14 +74,16 @@ class TraceExplorer(W.VBox):
         results: str | None = None,
         prerender: int = 3,
     ):
-        self.trace = _as_trace(runs, results)
+        source = runs if runs is None or isinstance(runs, Trace | pd.DataFrame) else list(runs)  # reloadable
+        self._load = None if isinstance(source, Trace | pd.DataFrame) else (lambda: _as_trace(source, results))
+        self.trace = _as_trace(source, results)
         self.prerender = max(int(prerender), 0)
         self.panes: dict[int, EpisodePane] = {}
         self._refs: list[EpisodeRef] = []
         self._quiet = False
-        runs = self.trace.runs()
+        listed = self.trace.runs()
         self.run = W.Dropdown(
-            options=list(zip(runs["label"], runs["run_id"], strict=True)),
+            options=list(zip(listed["label"], listed["run_id"], strict=True)),
             description="run",
             layout=W.Layout(width="420px"),
         )
@@ -91,16 +93,43 @@ class TraceExplorer(W.VBox):
         self.episodes = W.Stack([])
         self.status = W.HTML()
         W.jslink((self.episode, "index"), (self.episodes, "selected_index"))
-        self.run.observe(lambda _: self._on_run(), "value")
+        self.run.observe(lambda _: self._quiet or self._on_run(), "value")
         self.condition.observe(lambda _: self._quiet or self._on_condition(), "value")
         self.agent.observe(lambda _: self._quiet or self._on_condition(keep_episode=True), "value")
         self.episode.observe(self._on_episode, "index")
-        controls = W.VBox([W.HBox([self.run, self.agent]), self.condition, self.episode])
+        self.reload_button = W.Button(
+            description="reload logs", tooltip="read the run logs again (a live run keeps appending)", icon="refresh"
+        )
+        self.reload_button.on_click(lambda _: self.reload())
+        self.reload_button.layout.display = None if self._load else "none"
+        controls = W.VBox([W.HBox([self.run, self.agent, self.reload_button]), self.condition, self.episode])
         super().__init__([controls, self.status, self.episodes])
-        if len(runs):
+        if len(listed):
             self._on_run()
         else:
             self.status.value = "<b>No run logs found.</b> Run an experiment first; its events land in results/runs/."
+
+    def reload(self) -> None:
+        """Read the logs again (a run still going adds events and episodes), keeping the selection where it can."""
+        if self._load is None:
+            return
+        run, condition, episode = self.run.value, self.condition.value, self.episode.index
+        self.trace = self._load()
+        runs = self.trace.runs()
+        self._quiet = True
+        self.run.options = list(zip(runs["label"], runs["run_id"], strict=True))
+        self._quiet = False
+        if run in set(runs["run_id"]):
+            self._quiet = True
+            self.run.value = run
+            self.condition.options = self.trace.conditions(run)
+            self.condition.value = condition if condition in self.condition.options else self.condition.options[0]
+            self._quiet = False
+            self._on_condition()
+            if episode is not None and episode < len(self._refs):
+                self.episode.index = episode
+        elif len(runs):
+            self._on_run()
 
     # ---- selection -------------------------------------------------------------------------------------------
     def _on_run(self) -> None:

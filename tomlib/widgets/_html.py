@@ -53,8 +53,8 @@ def game_panel(view: StepView) -> str:
     if view.kind == "matrix":
         return _card("matrix game", matrix_history(view.history) + _pre(view.before.get("state", "")))
     if view.kind in ("grid", "overcooked"):
-        before = text_grid(str(view.before.get("state", "")))
-        after = text_grid(str(view.after.get("state", ""))) if view.after else ""
+        before = text_grid(str(view.before.get("state", ""))) + _status(view.before)
+        after = text_grid(str(view.after.get("state", ""))) + _status(view.after) if view.after else ""
         legend = (
             '<div class="dim">1, 2: players; a, b: their goals; #: wall</div>'
             if view.kind == "grid"
@@ -243,6 +243,10 @@ def verification_block(v: dict[str, Any]) -> str:
         parts.append(f"<div>minimal core:{_pre(chr(10).join(v.get('core') or []))}</div>")
         parts.append(f"<div>explanation: {escape(str(v.get('explanation', '')))}</div>")
     return "".join(parts)
+
+
+def _status(state: dict[str, Any]) -> str:
+    return f"<div class='dim'>{escape(str(state['status']))}</div>" if state.get("status") else ""
 
 
 def _card(title: str, body: str) -> str:
