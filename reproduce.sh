@@ -70,8 +70,9 @@ ensure_browser() {
     echo "reproduce.sh: fetching @jupyter-widgets/html-manager and requirejs from the npm registry (first run only)"
     rm -rf "$web" && mkdir -p "$web"
     (cd "$web" && npm pack --silent @jupyter-widgets/html-manager@1 requirejs@2 >/dev/null \
-      && for t in *.tgz; do d=$(basename "$t" .tgz); mkdir "$d" && tar xzf "$t" -C "$d" --strip-components=1; done \
-      && mv jupyter-widgets-html-manager-* html-manager && mv requirejs-* requirejs && rm -f ./*.tgz) \
+      && mkdir html-manager requirejs \
+      && tar xzf jupyter-widgets-html-manager-*.tgz -C html-manager --strip-components=1 \
+      && tar xzf requirejs-*.tgz -C requirejs --strip-components=1 && rm -f ./*.tgz) \
       || { echo "reproduce.sh: npm pack failed; check access to the npm registry." >&2; exit 3; }
   fi
   export TOMLIB_WEBDEPS="$PWD/$web"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from pathlib import Path
 
@@ -65,6 +66,6 @@ def test_references_need_no_llm(isolated: Path) -> None:
 def test_worked_example_walks_to_consistency_and_takes_a_students_beliefs() -> None:
     steps = tom_ib.worked_example()
     assert not steps[0]["verdict"].consistent and steps[-1]["verdict"].consistent
-    assert all(len(b["facts"]) < len(a["facts"]) for a, b in zip(steps, steps[1:], strict=False))
+    assert all(len(b["facts"]) < len(a["facts"]) for a, b in itertools.pairwise(steps))
     mine = tom_ib.worked_example(["at(food_agent,d2).", "connected(d1,d4)."])
     assert list(mine[0]["verdict"].core) == ["connected(d1,d4)."] and mine[1]["verdict"].consistent

@@ -13,6 +13,7 @@ import pytest
 
 from tomlib.experiments import adaptive_tom as at
 from tomlib.experiments import tom_ib
+from tomlib.testing import synthetic_run_log
 from tomlib.trace import load_runs
 from tomlib.widgets import SummaryView, Trace, TraceExplorer, explore, step_html, summary_figure
 
@@ -129,55 +130,7 @@ def test_explore_without_runs_says_so(isolated: Path) -> None:
 
 
 def synthetic_log(path: Path, episodes: int, steps: int) -> int:
-    """A matrix-game log with ``episodes`` x ``steps`` x 2 agents (about 5 events per agent-step)."""
-    rows = [
-        {
-            "run_id": "big",
-            "experiment": "x.big",
-            "condition": "",
-            "episode": None,
-            "step": None,
-            "agent": "",
-            "kind": "run_start",
-            "payload": {"source": "formal"},
-            "time": 0.0,
-        }
-    ]
-
-    def ev(cond: str, ep: int, step: int | None, agent: str, kind: str, payload: dict[str, Any]) -> None:
-        rows.append(
-            {
-                "run_id": "big",
-                "experiment": "x.big",
-                "condition": cond,
-                "episode": ep,
-                "step": step,
-                "agent": agent,
-                "kind": kind,
-                "payload": payload,
-                "time": 0.0,
-            }
-        )
-
-    for e in range(episodes):
-        cond = f"c{e % 4}"
-        ev(cond, e, 0, "", "env_state", {"state": "start", "game": "matrix(actions=2)", "agents": ["ToM-0", "ToM-1"]})
-        for s in range(steps):
-            for a, act in (("player1", "A"), ("player2", "B" if s % 2 else "A")):
-                ev(cond, e, s, a, "prediction", {"order": 0, "predicted_partner_action": "A"})
-                ev(cond, e, s, a, "action", {"action": act})
-            ev(
-                cond,
-                e,
-                s + 1,
-                "",
-                "env_state",
-                {"state": f"round {s + 1}", "joint_action": ["A", "B" if s % 2 else "A"]},
-            )
-        ev(cond, e, steps, "", "score", {"metric": "point", "value": float(e), "steps": steps})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return len(rows)
+    return synthetic_run_log(path, episodes=episodes, steps=steps)
 
 
 def test_ten_thousand_events_draw_only_what_is_looked_at(isolated: Path) -> None:

@@ -90,7 +90,9 @@ def agent_card(a: AgentStep, view: StepView) -> str:
         parts.append(verification_block(v))
     for t in a.attempts:
         if "illegal" in t:
-            parts.append(f'<div class="bad">illegal: {escape(str(t["illegal"]))} — {escape(str(t["feedback"]))}</div>')
+            said = str(t["illegal"])
+            said = said if len(said) <= 80 else said[:77] + "..."
+            parts.append(f'<div class="bad">illegal: “{escape(said)}” — {escape(_feedback(t))}</div>')
     parts.append(f"<div>final action: <b>{escape(str(a.action))}</b></div>")
     if a.calls:
         parts.append(
@@ -243,6 +245,12 @@ def verification_block(v: dict[str, Any]) -> str:
         parts.append(f"<div>minimal core:{_pre(chr(10).join(v.get('core') or []))}</div>")
         parts.append(f"<div>explanation: {escape(str(v.get('explanation', '')))}</div>")
     return "".join(parts)
+
+
+def _feedback(attempt: dict[str, Any]) -> str:
+    """The environment's feedback without a long quote of the rejected text (shown just before it)."""
+    text, said = str(attempt.get("feedback", "")), str(attempt.get("illegal", ""))
+    return text.replace(f"'{said}'", "it") if len(said) > 80 else text
 
 
 def _status(state: dict[str, Any]) -> str:
