@@ -158,29 +158,30 @@ class Trace:
         }
         starts = ev[ev["kind"] == "run_start"]
         source_of = {r: run_source(p) for r, p in starts[["run_id", "payload"]].itertuples(index=False)}
+        keyed = ev.dropna(subset=["episode"]).astype({"episode": int})
+        by = ["run_id", "experiment", "condition", "episode"]
+        last_step = keyed.groupby(by, sort=False)["step"].max()  # one pass over the frame, not one per episode
+        states = keyed[keyed["kind"] == "env_state"].groupby(by, sort=False)["payload"].first()
         rows = []
         for key, idx in self._groups.items():
-            sub = ev.iloc[idx]
-            first = sub[sub["kind"] == "env_state"]
-            agents = first.iloc[0]["payload"].get("agents") if len(first) else None
-            if not agents:
-                agents = sorted(a for a in sub["agent"].dropna().unique() if a)
+            first = states.get(key)
+            agents = first.get("agents") if first else None
+            if not agents:  # older logs: whoever acted in the episode
+                agents = sorted(a for a in ev["agent"].iloc[idx].dropna().unique() if a)
             p = score_of.get(key, {})
-            steps = sub["step"].dropna()
             metric = p.get("metric", "health" if "final_health" in p else None)
-            last = int(steps.max()) if len(steps) else 0
+            last = last_step.get(key)
             run, experiment, condition, episode = key
-            source = source_of.get(run, "unknown")
             rows.append(
                 [
                     run,
                     experiment,
-                    source,
+                    source_of.get(run, "unknown"),
                     condition,
                     episode,
                     score_value(p),
                     metric,
-                    last,
+                    0 if last is None or pd.isna(last) else int(last),
                     " vs ".join(map(str, agents)),
                 ]
             )
