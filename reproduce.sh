@@ -82,7 +82,7 @@ cmd=${1:-run}
 case "$cmd" in
   test)
     shift
-    ensure_deps "dev,local"
+    ensure_deps "dev,local,lab"
     export TOMLIB_REQUIRE_LOCAL=1  # the live zero-key path must be exercised, never skipped
     ensure_browser
     export TOMLIB_REQUIRE_BROWSER=1  # so is the widget page in a real browser
