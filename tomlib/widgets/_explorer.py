@@ -2,7 +2,7 @@
 
 Selecting an episode and moving through its steps happens in the browser (``jslink`` to ``Stack`` widgets), so an
 executed notebook exported to HTML with its widget state stays browsable without a kernel for every episode already
-drawn. Changing experiment, condition or agent needs Python; episodes not yet drawn are drawn when first selected
+drawn. Changing run, condition or agent needs Python; episodes not yet drawn are drawn when first selected
 in a live kernel. Nothing is drawn before it is asked for, except the first ``prerender`` episodes of a condition.
 """
 
@@ -22,7 +22,7 @@ ALL_AGENTS = "all agents"
 UNITS = {"point": "points", "time": "steps", "health": "health"}
 NOT_DRAWN = (
     "<div style='padding:8px;color:#777'>This episode is drawn when it is selected in a running kernel. "
-    "In an exported page, the first {n} episodes of the first condition are drawn.</div>"
+    "In an exported page, the first {n} episodes of the opening condition are drawn.</div>"
 )
 
 
