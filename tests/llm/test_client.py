@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import secrets
 from pathlib import Path
 
 import pytest
@@ -166,7 +167,7 @@ def test_money_budget_without_prices_says_so(make_model, server) -> None:  # typ
 
 
 def test_key_comes_from_env_and_is_never_stored(make_model, server, monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    secret = "sk-test-PLANTEDKEY-0123456789abcdef"
+    secret = "sk-" + secrets.token_hex(16)  # a fresh key-shaped value: no key-like literal in the repo
     monkeypatch.setenv("TOMLIB_TEST_PROVIDER_KEY", secret)
     m = make_model(api_key_env="TOMLIB_TEST_PROVIDER_KEY")
     m.complete_sync(user("q"), sample_key="t")
