@@ -226,6 +226,11 @@ def alignment(a: str, b: str) -> str:
     return "aligned" if abs(ka - kb) == 1 else "misaligned"
 
 
+def pair_cells(tasks: Sequence[str], pairs: Sequence[tuple[str, str]]) -> list[Any]:
+    """Fixed-order cells for Tables 1 and 4: (condition columns, the two players, task)."""
+    return [({"alignment": alignment(a, b), "player1": a, "player2": b}, (a, b), t) for t in tasks for a, b in pairs]
+
+
 async def table1(
     *,
     model: str = "formal",
@@ -242,9 +247,7 @@ async def table1(
     tie_break: str = "random",
 ) -> Reproduction:
     """Table 1: the nine fixed-order pairs, in both seats, on every task (``tie_break`` for formal agents)."""
-    cells = [
-        ({"alignment": alignment(a, b), "player1": a, "player2": b}, (a, b), task) for task in tasks for a, b in pairs
-    ]
+    cells = pair_cells(tasks, pairs)
     setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, tie_break=tie_break)
     return await _run_table(
         "table1",
@@ -319,9 +322,7 @@ async def table4(
 ) -> Reproduction:
     """Table 4: the 3-action matrix game; LLMs at temperature 0.9, formal agents with random tie-breaking
     (two replies coordinate with every partner choice, so ties are where their randomness lives)."""
-    cells = [
-        ({"alignment": alignment(a, b), "player1": a, "player2": b}, (a, b), task) for task in tasks for a, b in pairs
-    ]
+    cells = pair_cells(tasks, pairs)
     setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat)
     return await _run_table(
         "table4",

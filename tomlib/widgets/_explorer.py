@@ -16,7 +16,7 @@ import ipywidgets as W
 import pandas as pd
 
 from tomlib.widgets._html import step_html
-from tomlib.widgets._trace import EpisodeRef, Trace
+from tomlib.widgets._trace import EpisodeRef, Trace, refs_of
 
 ALL_AGENTS = "all agents"
 UNITS = {"point": "points", "time": "steps", "health": "health"}
@@ -144,8 +144,9 @@ class TraceExplorer(W.VBox):
     def _on_condition(self, keep_episode: bool = False) -> None:
         if self.condition.value is None:
             return
-        keep = self.episode.index if keep_episode else 0
-        self._refs = self.trace.refs(self.run.value, self.condition.value)
+        keep = (self.episode.index or 0) if keep_episode else 0
+        eps = self.trace.episodes(self.run.value, self.condition.value)
+        self._refs = refs_of(eps)
         agents = self.trace.agents(self._refs[0]) if self._refs else []
         if list(self.agent.options) != [ALL_AGENTS, *agents]:
             chosen = self.agent.value if self.agent.value in agents else ALL_AGENTS
@@ -159,7 +160,6 @@ class TraceExplorer(W.VBox):
             for i in range(len(self._refs))
         ]
         self.episodes.children = children
-        eps = self.trace.episodes(self.run.value, self.condition.value)
         self.episode.options = [
             (
                 f"episode {r.episode} · {r.score:g} {UNITS.get(r.metric, r.metric or '')}"
@@ -169,7 +169,7 @@ class TraceExplorer(W.VBox):
             )
             for i, r in enumerate(eps.itertuples(index=False))
         ]
-        index = min(keep or 0, len(self._refs) - 1) if self._refs else None
+        index = min(keep, len(self._refs) - 1) if self._refs else None
         self.episode.index = index
         self.episodes.selected_index = index
         self._draw(index)
@@ -294,15 +294,12 @@ class SummaryView(W.VBox):
             plt.close(fig)
             png = {"image/png": _b64(buf.getvalue())}
             self.plot.outputs = ({"output_type": "display_data", "data": png, "metadata": {}},)
-        rows = list(self.frame.itertuples(index=False))
+        rows = self.frame.itertuples(index=False)
         self.select.options = [
-            (
-                f"{r.condition} · ep {r.episode} · {r.score:g}",
-                EpisodeRef(r.run_id, r.experiment, r.condition, int(r.episode)),
-            )
-            for r in rows
+            (f"{r.condition} · ep {r.episode} · {r.score:g}", ref)
+            for r, ref in zip(rows, refs_of(self.frame), strict=True)
         ]
-        self.select.rows = min(12, max(len(rows), 1))
+        self.select.rows = min(12, max(len(self.frame), 1))
 
     def _open(self, change: dict[str, Any]) -> None:
         if change["new"] is not None:

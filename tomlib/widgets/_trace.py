@@ -99,6 +99,11 @@ def game_kind(first_state: dict[str, Any]) -> str:
     return "other"
 
 
+def refs_of(episodes: pd.DataFrame) -> list[EpisodeRef]:
+    """The episodes of an index frame (:meth:`Trace.episodes`) as references, in row order."""
+    return [EpisodeRef(r.run_id, r.experiment, r.condition, int(r.episode)) for r in episodes.itertuples(index=False)]
+
+
 def run_source(start: dict[str, Any]) -> str:
     """Where a run's numbers come from, from its ``run_start`` event: ``llm:<model>`` or ``formal``."""
     if start.get("source"):
@@ -120,15 +125,14 @@ class Trace:
 
     def __init__(self, events: pd.DataFrame):
         self.events = events.reset_index(drop=True)
-        keyed = self.events.dropna(subset=["episode"])
+        keyed = self.events.dropna(subset=["episode"]).astype({"episode": int})
+        grouped = keyed.groupby(["run_id", "experiment", "condition", "episode"], sort=False)
         self._groups: dict[tuple[str, str, str, int], Any] = {
-            (r, e, c, int(ep)): keyed.index.to_numpy()[idx]  # positions in ``events``, not in ``keyed``
-            for (r, e, c, ep), idx in keyed.groupby(
-                ["run_id", "experiment", "condition", "episode"], sort=False
-            ).indices.items()
+            key: keyed.index.to_numpy()[idx]  # positions in ``events``, not in ``keyed``
+            for key, idx in grouped.indices.items()
         }
-        self._cache: dict[EpisodeRef, pd.DataFrame] = {}
-        self._episodes = self._index()
+        self._cache: dict[EpisodeRef, _Episode] = {}
+        self._episodes = self._index(keyed, grouped)
 
     @classmethod
     def from_runs(
@@ -148,7 +152,7 @@ class Trace:
         return len(self.events)
 
     # ---- the index -------------------------------------------------------------------------------------------
-    def _index(self) -> pd.DataFrame:
+    def _index(self, keyed: pd.DataFrame, grouped: Any) -> pd.DataFrame:
         cols = ["run_id", "experiment", "source", "condition", "episode", "score", "metric", "steps", "agents"]
         ev = self.events
         scores = ev[ev["kind"] == "score"]
@@ -158,9 +162,8 @@ class Trace:
         }
         starts = ev[ev["kind"] == "run_start"]
         source_of = {r: run_source(p) for r, p in starts[["run_id", "payload"]].itertuples(index=False)}
-        keyed = ev.dropna(subset=["episode"]).astype({"episode": int})
+        last_step = grouped["step"].max()  # one pass over the frame, not one per episode
         by = ["run_id", "experiment", "condition", "episode"]
-        last_step = keyed.groupby(by, sort=False)["step"].max()  # one pass over the frame, not one per episode
         states = keyed[keyed["kind"] == "env_state"].groupby(by, sort=False)["payload"].first()
         rows = []
         for key, idx in self._groups.items():
@@ -206,61 +209,93 @@ class Trace:
         return list(dict.fromkeys(self.episodes(run_id)["condition"]))
 
     def refs(self, run_id: str, condition: str) -> list[EpisodeRef]:
-        df = self.episodes(run_id, condition)
-        return [EpisodeRef(r.run_id, r.experiment, r.condition, int(r.episode)) for r in df.itertuples(index=False)]
+        return refs_of(self.episodes(run_id, condition))
 
     # ---- one episode -----------------------------------------------------------------------------------------
-    def episode_events(self, ref: EpisodeRef) -> pd.DataFrame:
-        """The events of one episode (cached)."""
+    def _episode(self, ref: EpisodeRef) -> _Episode:
         if ref not in self._cache:
             idx = self._groups.get((ref.run_id, ref.experiment, ref.condition, ref.episode))
             if idx is None:
                 raise KeyError(f"no events for {ref.label()} in run {ref.run_id}")
-            self._cache[ref] = self.events.iloc[idx]
+            self._cache[ref] = _Episode.of(self.events.iloc[idx])
         return self._cache[ref]
 
+    def episode_events(self, ref: EpisodeRef) -> pd.DataFrame:
+        """The events of one episode."""
+        return self._episode(ref).events
+
     def agents(self, ref: EpisodeRef) -> list[str]:
-        ev = self.episode_events(ref)
-        return list(dict.fromkeys(a for a in ev.loc[ev["kind"].isin(AGENT_KINDS), "agent"] if a))
+        return self._episode(ref).agents
 
     def steps(self, ref: EpisodeRef) -> list[int]:
         """Steps at which some agent acted (0-based)."""
-        ev = self.episode_events(ref)
-        acted = ev.loc[ev["kind"].isin(AGENT_KINDS), "step"].dropna()
-        return sorted({int(s) for s in acted})
+        return self._episode(ref).steps
 
     def step(self, ref: EpisodeRef, step: int, agents: Sequence[str] | None = None) -> StepView:
         """What the explorer shows at ``step`` of ``ref`` (optionally only for some agents)."""
-        ev = self.episode_events(ref)
-        states = {int(s): p for s, p in ev.loc[ev["kind"] == "env_state", ["step", "payload"]].itertuples(index=False)}
+        ep = self._episode(ref)
+        states, steps = ep.states, ep.steps
         first = states.get(0, {})
-        kind = game_kind(first)
-        steps = self.steps(ref)
-        at = ev[ev["step"] == step]
+        at = ep.at(step)
         acting = set(at["agent"])
-        names = list(agents) if agents else [a for a in self.agents(ref) if a in acting] or self.agents(ref)
+        names = list(agents) if agents else [a for a in ep.agents if a in acting] or ep.agents
         actions = _actions_at(at)
-        views = [_agent_step(at[at["agent"] == a], a, actions, kind, states.get(step, {})) for a in names]
+        views = [_agent_step(at[at["agent"] == a], a, actions, ep.kind, states.get(step, {})) for a in names]
         joint = [
             list(map(str, states[s]["joint_action"]))
             for s in sorted(states)
             if 0 < s <= step + 1 and "joint_action" in states[s]
         ]
-        score = ev.loc[ev["kind"] == "score", "payload"]
         last = not steps or step >= steps[-1]
-        weights = {a: list(ev.loc[(ev["kind"] == "expert_weights") & (ev["agent"] == a), "payload"]) for a in names}
         return StepView(
             ref=ref,
             step=step,
             steps=steps,
-            kind=kind,
+            kind=ep.kind,
             before={**first, **states.get(step, {})},
             after=states.get(step + 1),
             agents=views,
             history=joint,
-            score=score.iloc[-1] if last and len(score) else None,
-            weights_series={a: w for a, w in weights.items() if w},
+            score=ep.score if last else None,
+            weights_series={a: ep.weights[a] for a in names if a in ep.weights},
         )
+
+
+@dataclass
+class _Episode:
+    """What every step of one episode shares, computed once when the episode is first opened."""
+
+    events: pd.DataFrame
+    by_step: dict[int, pd.DataFrame]
+    states: dict[int, dict[str, Any]]
+    steps: list[int]
+    agents: list[str]
+    kind: str
+    score: dict[str, Any] | None
+    weights: dict[str, list[dict[str, Any]]]
+
+    @classmethod
+    def of(cls, ev: pd.DataFrame) -> _Episode:
+        is_env = ev["kind"] == "env_state"
+        states = {int(s): p for s, p in ev.loc[is_env, ["step", "payload"]].itertuples(index=False)}
+        acted = ev[ev["kind"].isin(AGENT_KINDS)]
+        scores = ev.loc[ev["kind"] == "score", "payload"]
+        weights: dict[str, list[dict[str, Any]]] = {}
+        for agent, p in ev.loc[ev["kind"] == "expert_weights", ["agent", "payload"]].itertuples(index=False):
+            weights.setdefault(agent, []).append(p)
+        return cls(
+            events=ev,
+            by_step={int(k): g for k, g in ev.dropna(subset=["step"]).groupby("step", sort=False)},
+            states=states,
+            steps=sorted({int(s) for s in acted["step"].dropna()}),
+            agents=list(dict.fromkeys(a for a in acted["agent"] if a)),
+            kind=game_kind(states.get(0, {})),
+            score=scores.iloc[-1] if len(scores) else None,
+            weights=weights,
+        )
+
+    def at(self, step: int) -> pd.DataFrame:
+        return self.by_step.get(step, self.events.iloc[:0])
 
 
 def _actions_at(at: pd.DataFrame) -> dict[str, str]:
