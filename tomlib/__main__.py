@@ -5,32 +5,55 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
+
+
+def _budget(args: argparse.Namespace, profile: Any) -> Any:
+    """The profile's budget with --max-usd / --max-tokens laid over it."""
+    from tomlib.llm import Budget
+
+    base = profile.budget or Budget()
+    return Budget(
+        max_tokens=args.max_tokens if args.max_tokens is not None else base.max_tokens,
+        max_usd=args.max_usd if args.max_usd is not None else base.max_usd,
+    )
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from tomlib.report import build_report
-    from tomlib.runner import run_notebooks, summarize
+    from tomlib.runner import load_profile, run_notebooks, summarize
 
+    profile = load_profile(args.profile)
     outcomes = run_notebooks(
-        args.profile,
+        profile,
         args.notebooks,
         force=args.force,
         results=args.results,
         directory=args.notebooks_dir,
         html=not args.no_html,
+        budget=_budget(args, profile),
     )
     report = build_report(args.results)
     print(summarize(outcomes))
     print(f"report: {report}")
-    return 1 if any(o.status == "failed" for o in outcomes) else 0
+    return 1 if any(o.status in ("failed", "stopped") for o in outcomes) else 0
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from tomlib.runner import sweep
+    from tomlib.runner import load_profile, sweep
 
-    index = sweep(args.notebook, args.grid, jobs=args.jobs, profile=args.profile, name=args.name, results=args.results)
+    profile = load_profile(args.profile)
+    index = sweep(
+        args.notebook,
+        args.grid,
+        jobs=args.jobs,
+        profile=profile,
+        name=args.name,
+        results=args.results,
+        budget=_budget(args, profile),
+    )
     df = pd.read_csv(index)
     failed = df[df["status"] != "ok"]
     print(f"{len(df) - len(failed)} of {len(df)} runs ok; index: {index}")
@@ -89,6 +112,11 @@ def _cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
+def _budget_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-usd", type=float, default=None, help="stop live calls after this many dollars")
+    p.add_argument("--max-tokens", type=int, default=None, help="stop live calls after this many tokens")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m tomlib", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -100,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--results", default=None, help="results directory (default: results/)")
     run.add_argument("--no-html", action="store_true", help="skip the HTML export")
     run.add_argument("--notebooks-dir", default=None, help="another notebook folder (default: notebooks/)")
+    _budget_args(run)
     run.set_defaults(func=_cmd_run)
 
     sw = sub.add_parser("sweep", help="run one notebook over a parameter grid")
@@ -109,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--profile", default="default")
     sw.add_argument("--name", default=None, help="sweep directory name under results/sweeps/")
     sw.add_argument("--results", default=None)
+    _budget_args(sw)
     sw.set_defaults(func=_cmd_sweep)
 
     ca = sub.add_parser("cache", help="the response store: stats | export | import | prune")
@@ -131,8 +161,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from tomlib.errors import TomlibError
+
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except TomlibError as exc:  # a cause and a fix, in one line: no traceback for errors a user can cause
+        print(f"tomlib: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -145,7 +145,7 @@ def test_token_budget_stops_new_live_calls_but_not_replays(make_model, server) -
     m.complete_sync(user("one two three four five six"), sample_key="t")  # spends > 5 tokens
     with pytest.raises(BudgetExceeded, match="Token budget spent") as info:
         m.complete_sync(user("another"), sample_key="t")
-    assert "raise the budget" in str(info.value)
+    assert "larger budget" in str(info.value) and "resumes without repeating" in str(info.value)
     assert server.n_requests == 1
     assert m.complete_sync(user("one two three four five six"), sample_key="t").cache_hit
 
@@ -159,11 +159,17 @@ def test_money_budget_uses_configured_prices(make_model, server) -> None:  # typ
         m.complete_sync(user("r"), sample_key="t")
 
 
-def test_money_budget_without_prices_says_so(make_model, server) -> None:  # type: ignore[no-untyped-def]
-    m = make_model()
+def test_money_budget_without_prices_says_so(make_model, server, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TOMLIB_TEST_PAID_KEY", "k" * 20)
+    m = make_model(api_key_env="TOMLIB_TEST_PAID_KEY")  # a paid endpoint whose prices we do not know
     m.budget = Budget(max_usd=1.0)
     with pytest.raises(BudgetExceeded, match="no prices"):
         m.complete_sync(user("q"), sample_key="t")
+    assert server.n_requests == 0
+    free = make_model()  # no key: a self-hosted endpoint costs nothing, so a money budget does not block it
+    free.budget = Budget(max_usd=1.0)
+    assert free.complete_sync(user("q"), sample_key="t").content
+    assert free.usage.cost_usd == 0
 
 
 def test_key_comes_from_env_and_is_never_stored(make_model, server, monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

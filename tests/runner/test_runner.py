@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from tomlib.__main__ import main
+from tomlib.errors import UsageError
 from tomlib.runner import Profile, run_notebooks, summarize, sweep
 
 
@@ -75,7 +76,7 @@ def test_profile_parameters_for_undeclared_names_are_an_error(series: Path) -> N
 
 
 def test_unknown_notebook_name_lists_the_series(series: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="01_bad, 02_good"):
+    with pytest.raises(UsageError, match="01_bad, 02_good"):
         run_notebooks(PROFILE, ["99"], directory=series, progress=False)
 
 

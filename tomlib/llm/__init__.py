@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from tomlib.llm._budget import Budget, BudgetLedger, default_ledger, read_ledger
 from tomlib.llm._client import (
     MODES,
-    Budget,
     CallRecord,
     ChatModel,
     Completion,
@@ -30,7 +30,9 @@ from tomlib.llm._errors import (
     MissingKeyError,
     ModelCallFailed,
     ReplayMiss,
+    StoreError,
     StructuredOutputError,
+    TranscriptError,
 )
 from tomlib.llm._json import extract_json, parse_reply
 from tomlib.llm._loop import run_sync
@@ -69,6 +71,7 @@ __all__ = [
     "MODES",
     "Budget",
     "BudgetExceeded",
+    "BudgetLedger",
     "CallRecord",
     "ChatModel",
     "Completion",
@@ -85,16 +88,20 @@ __all__ = [
     "ResponseStore",
     "SampleKey",
     "Sampling",
+    "StoreError",
     "StructuredOutputError",
+    "TranscriptError",
     "Usage",
     "build_request",
     "complete",
     "complete_json",
+    "default_ledger",
     "extract_json",
     "get_model",
     "get_model_config",
     "load_models",
     "parse_reply",
+    "read_ledger",
     "request_key",
     "run_sync",
 ]

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import email.utils
 import json
+import logging
 import os
 import random
 import time
@@ -21,11 +22,13 @@ from typing import Any, Generic, Literal, TypeVar
 import openai
 from pydantic import BaseModel, ConfigDict, Field
 
+from tomlib.llm._budget import Budget, BudgetLedger, default_ledger, estimate_prompt_tokens
 from tomlib.llm._config import ModelConfig, get_model_config
-from tomlib.llm._errors import BudgetExceeded, ConfigError, ModelCallFailed, ReplayMiss, StructuredOutputError
+from tomlib.llm._errors import ConfigError, ModelCallFailed, ReplayMiss, StructuredOutputError
 from tomlib.llm._json import parse_reply, reask_message, response_format_for, schema_instruction
 from tomlib.llm._local import LocalServer
 from tomlib.llm._loop import on_engine, run_sync
+from tomlib.llm._miss import explain_miss, rerecord_hint
 from tomlib.llm._request import (
     Message,
     SampleKey,
@@ -35,8 +38,15 @@ from tomlib.llm._request import (
     request_key,
     sample_key_from_json,
 )
-from tomlib.llm._store import ResponseStore
+from tomlib.llm._store import ResponseStore, scrub_surrogates
 from tomlib.paths import transcripts_dir
+from tomlib.redact import redact
+
+log = logging.getLogger("tomlib.llm")
+LONG_WAIT_S = 5.0
+"""A retry wait at least this long is announced (a warning on stderr, shown under the notebook cell)."""
+PARSE_IN_THREAD_CHARS = 65_536
+"""Replies at least this long are parsed off the engine loop, so other calls keep flowing meanwhile."""
 
 Mode = Literal["replay", "record", "auto"]
 MODES: tuple[str, ...] = ("replay", "record", "auto")
@@ -88,13 +98,6 @@ class Usage(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
 
-class Budget(BaseModel):
-    """Spending limit for live calls; once reached, new live calls are refused (stored replies still flow)."""
-
-    max_tokens: int | None = Field(default=None, ge=0, description="Prompt + completion tokens.")
-    max_usd: float | None = Field(default=None, ge=0, description="Needs prices in the model config.")
-
-
 @dataclass
 class JsonCompletion(Generic[M]):
     """A validated structured reply and every attempt it took."""
@@ -127,7 +130,7 @@ def _retry_after(exc: Exception) -> float | None:
 
 def _classify(exc: Exception, timeout_s: float) -> tuple[bool, str]:
     """(retryable, reason) for an exception raised by the SDK during one attempt."""
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, openai.APITimeoutError | TimeoutError):
         return True, f"timed out after {timeout_s:g} s"
     if isinstance(exc, openai.APIConnectionError):
         return True, f"connection error ({exc.__cause__ or exc})"
@@ -154,7 +157,7 @@ class ChatModel:
         *,
         mode: Mode | None = None,
         store: ResponseStore | None = None,
-        budget: Budget | None = None,
+        budget: Budget | BudgetLedger | None = None,
         concurrency: int | None = None,
         sync_transcripts: bool = True,
     ) -> None:
@@ -164,7 +167,8 @@ class ChatModel:
         self.config = config
         self.mode: Mode = mode  # type: ignore[assignment]
         self.store = store if store is not None else ResponseStore()
-        self.budget = budget if budget is not None else Budget()
+        # no budget given: the process's shared ledger, which the runner configures (--max-usd / --max-tokens)
+        self.ledger = budget if isinstance(budget, BudgetLedger) else BudgetLedger(budget) if budget else None
         self.concurrency = concurrency or config.concurrency
         self.usage = Usage()
         self._observers: list[Callable[[CallRecord], None]] = []
@@ -184,6 +188,31 @@ class ChatModel:
     @property
     def name(self) -> str:
         return self.config.name
+
+    @property
+    def budget(self) -> Budget:
+        """The limit live calls are held to (shared with every model on the same ledger)."""
+        return self._ledger().budget
+
+    @budget.setter
+    def budget(self, value: Budget | BudgetLedger) -> None:
+        self.ledger = value if isinstance(value, BudgetLedger) else BudgetLedger(value)
+
+    def _ledger(self) -> BudgetLedger:
+        return self.ledger if self.ledger is not None else default_ledger()
+
+    @property
+    def _priced(self) -> bool:
+        """Whether the spend of a call can be counted in dollars (free endpoints cost nothing)."""
+        cfg = self.config
+        free = cfg.kind == "local" or cfg.api_key_env is None
+        return free or cfg.price_per_1k_input is not None or cfg.price_per_1k_output is not None
+
+    def _cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        cfg = self.config
+        return (prompt_tokens / 1000) * (cfg.price_per_1k_input or 0.0) + (completion_tokens / 1000) * (
+            cfg.price_per_1k_output or 0.0
+        )
 
     def __repr__(self) -> str:
         return f"ChatModel({self.name!r}, mode={self.mode!r})"
@@ -227,27 +256,8 @@ class ChatModel:
                 )
         return self._client
 
-    def _check_budget(self) -> None:
-        b, u = self.budget, self.usage
-        if b.max_tokens is not None and u.tokens >= b.max_tokens:
-            raise BudgetExceeded(
-                f"Token budget spent for model '{self.name}': {u.tokens} of {b.max_tokens} tokens used in "
-                f"{u.live_calls} live calls. New live calls are refused; raise the budget "
-                "(Budget(max_tokens=...)) or continue in replay mode."
-            )
-        if b.max_usd is not None:
-            if self.config.price_per_1k_input is None and self.config.price_per_1k_output is None:
-                raise BudgetExceeded(
-                    f"A money budget was set for model '{self.name}' but its config has no prices; add "
-                    "price_per_1k_input / price_per_1k_output to configs/models.yaml or use max_tokens."
-                )
-            if u.cost_usd >= b.max_usd:
-                raise BudgetExceeded(
-                    f"Money budget spent for model '{self.name}': ${u.cost_usd:.4f} of ${b.max_usd:.4f}. "
-                    "New live calls are refused; raise Budget(max_usd=...) or continue in replay mode."
-                )
-
     async def _live(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One answered call: a concurrency slot, a budget reservation, attempts, then the settled cost."""
         client = await self._ensure_client()
         assert self._sem is not None
         kwargs: dict[str, Any] = {
@@ -257,49 +267,94 @@ class ChatModel:
         }
         if request["response_format"]:
             kwargs["response_format"] = request["response_format"]
-        cfg = self.config
+        ledger = self._ledger()
         async with self._sem:
-            for attempt in range(cfg.max_retries + 1):
-                t0 = time.perf_counter()
-                try:
-                    resp = await client.chat.completions.create(**kwargs, timeout=cfg.timeout_s)
-                    if not getattr(resp, "choices", None) or resp.choices[0].message.content is None:
-                        raise _MalformedReply("no choices or no message content in the reply")
-                    latency = time.perf_counter() - t0
-                    usage = resp.usage
-                    return {
-                        "content": resp.choices[0].message.content,
-                        "finish_reason": resp.choices[0].finish_reason,
-                        "usage": {
-                            "prompt_tokens": usage.prompt_tokens if usage else 0,
-                            "completion_tokens": usage.completion_tokens if usage else 0,
-                        },
-                        "served_model": getattr(resp, "model", None),
-                        "latency_s": round(latency, 4),
-                        "retries": attempt,
-                    }
-                except Exception as exc:
-                    retryable, reason = _classify(exc, cfg.timeout_s)
-                    if not retryable or attempt == cfg.max_retries:
-                        self.usage.failures += 1
-                        hint = (
-                            "the endpoint kept failing; check it is up, lower concurrency, or raise max_retries"
-                            if retryable
-                            else "this error is not transient; fix the request or the model config"
-                        )
-                        if isinstance(exc, openai.AuthenticationError):
-                            hint = f"the key in ${cfg.api_key_env} was rejected; check it"
-                        raise ModelCallFailed(
-                            f"Model '{self.name}' call failed after {attempt + 1} attempt(s): {reason}; {hint}. "
-                            f"Call site: {sample_key_from_json(request['sample_key']).label()}"
-                        ) from exc
-                    self.usage.retries += 1
-                    backoff = min(cfg.backoff_max_s, cfg.backoff_base_s * 2**attempt)
-                    delay = backoff * self._rng.uniform(0.5, 1.5)
-                    hinted = _retry_after(exc)
-                    if hinted is not None:
-                        delay = min(max(hinted, 0.0), 300.0) * self._rng.uniform(1.0, 1.1)
-                    await asyncio.sleep(delay)
+            est_prompt = estimate_prompt_tokens(request["messages"])
+            est_completion = int(kwargs["max_tokens"])
+            held = await ledger.reserve(
+                self.name, est_prompt + est_completion, self._cost(est_prompt, est_completion), priced=self._priced
+            )
+            try:
+                stored = await self._attempts(client, kwargs, request)
+            except BaseException:
+                ledger.settle(held, model=self.name, tokens=0, usd=0.0)
+                raise
+            usage = stored["usage"]
+            p, c = usage["prompt_tokens"], usage["completion_tokens"]
+            if p + c == 0:  # the endpoint reported no usage: count an estimate rather than nothing
+                p, c = est_prompt, len(stored["content"]) // 4 + 1
+                stored["usage_estimated"] = True
+            ledger.settle(held, model=self.name, tokens=p + c, usd=self._cost(p, c))
+            return stored
+
+    async def _attempts(self, client: openai.AsyncOpenAI, kwargs: dict[str, Any], request: dict[str, Any]) -> dict:
+        """Send with retries: backoff with jitter, Retry-After floored by our backoff and capped, a deadline
+        on each attempt (a server trickling bytes cannot hold a call past ``timeout_s``)."""
+        cfg = self.config
+        for attempt in range(cfg.max_retries + 1):
+            t0 = time.perf_counter()
+            try:
+                resp = await asyncio.wait_for(
+                    client.chat.completions.create(**kwargs, timeout=cfg.timeout_s), cfg.timeout_s
+                )
+                if not getattr(resp, "choices", None) or resp.choices[0].message.content is None:
+                    raise _MalformedReply("no choices or no message content in the reply")
+                latency = time.perf_counter() - t0
+                usage = resp.usage
+                return {
+                    "content": scrub_surrogates(resp.choices[0].message.content),
+                    "finish_reason": resp.choices[0].finish_reason,
+                    "usage": {
+                        "prompt_tokens": (usage.prompt_tokens or 0) if usage else 0,
+                        "completion_tokens": (usage.completion_tokens or 0) if usage else 0,
+                    },
+                    "served_model": scrub_surrogates(str(getattr(resp, "model", "") or "")) or None,
+                    "latency_s": round(latency, 4),
+                    "retries": attempt,
+                }
+            except Exception as exc:
+                retryable, reason = _classify(exc, cfg.timeout_s)
+                site = sample_key_from_json(request["sample_key"]).label()
+                hinted = _retry_after(exc) if retryable else None
+                if hinted is not None and hinted > cfg.retry_after_max_s:
+                    self.usage.failures += 1
+                    raise ModelCallFailed(
+                        f"Model '{self.name}' call failed: {reason}, and the server asks to retry after "
+                        f"{hinted:g} s, longer than retry_after_max_s ({cfg.retry_after_max_s:g} s). That is a "
+                        "spent quota or a long outage, not a hiccup: try later, or raise retry_after_max_s in "
+                        f"configs/models.yaml to wait. Call site: {site}"
+                    ) from None
+                if not retryable or attempt == cfg.max_retries:
+                    self.usage.failures += 1
+                    hint = (
+                        "the endpoint kept failing; check it is up, lower concurrency, or raise max_retries"
+                        if retryable
+                        else "this error is not transient; fix the request or the model config"
+                    )
+                    if isinstance(exc, openai.AuthenticationError):
+                        hint = f"the key in ${cfg.api_key_env} was rejected; check it"
+                    # `from None`: the SDK's own message may quote the key (a 401 body); ours is redacted
+                    raise ModelCallFailed(
+                        f"Model '{self.name}' call failed after {attempt + 1} attempt(s): {reason}; {hint}. "
+                        f"Call site: {site}"
+                    ) from None
+                self.usage.retries += 1
+                delay = min(cfg.backoff_max_s, cfg.backoff_base_s * 2**attempt) * self._rng.uniform(0.5, 1.5)
+                if hinted is not None:  # never sooner than our own backoff: Retry-After: 0 is no hot loop
+                    delay = max(delay, hinted * self._rng.uniform(1.0, 1.1))
+                if delay >= LONG_WAIT_S:
+                    asked = f"; the server asked for {hinted:g} s" if hinted is not None else ""
+                    log.warning(
+                        "Model '%s' waits %.0f s before retry %d of %d (%s%s). Call site: %s",
+                        self.name,
+                        delay,
+                        attempt + 1,
+                        cfg.max_retries,
+                        reason,
+                        asked,
+                        site,
+                    )
+                await asyncio.sleep(delay)
         raise AssertionError("unreachable")
 
     async def _call(
@@ -316,15 +371,14 @@ class ChatModel:
         if stored is None and self.mode == "replay":
             raise ReplayMiss(
                 f"No recorded response from model '{self.name}' for call site '{sample_key.label()}' "
-                f"(key {key[:12]}). This run is in replay mode, which only reads recorded responses. To call "
-                "the model live, rerun with llm_mode='auto' (records only what is missing), e.g. "
-                f"`python -m tomlib run --profile full` or the notebook parameter llm_mode='auto'"
-                + (f", with ${self.config.api_key_env} set." if self.config.api_key_env else ".")
+                f"(key {key[:12]}). This run is in replay mode, which only reads recorded responses."
+                f"{explain_miss(self.store, request)} To call the model live: {rerecord_hint(self.config)}."
             )
         if stored is None:
-            self._check_budget()
-            stored = await self._live(request)
-            self.store.put(request, stored, replace=self.mode == "record")
+            # redacted before anyone sees it, so a live reply and its replay are the same text
+            stored = redact(await self._live(request))
+            # off the engine loop: a store locked by another process must not stall the other calls
+            await asyncio.to_thread(self.store.put, request, stored, replace=self.mode == "record", key=key)
             self._account(stored)
             hit = False
         else:
@@ -346,12 +400,12 @@ class ChatModel:
         )
 
     def _account(self, stored: dict[str, Any]) -> None:
-        u, cfg = self.usage, self.config
+        u = self.usage
         p, c = stored["usage"]["prompt_tokens"], stored["usage"]["completion_tokens"]
         u.live_calls += 1
         u.prompt_tokens += p
         u.completion_tokens += c
-        u.cost_usd += (p / 1000) * (cfg.price_per_1k_input or 0.0) + (c / 1000) * (cfg.price_per_1k_output or 0.0)
+        u.cost_usd += self._cost(p, c)
 
     async def _complete(self, messages, sample_key, sampling, response_format) -> Completion:  # type: ignore[no-untyped-def]
         completion = await self._call(messages, sample_key, sampling, response_format)
@@ -375,9 +429,12 @@ class ChatModel:
             completion = await self._call(convo, sample_key, sampling, fmt)
             attempts.append(completion)
             try:
-                value = parse_reply(completion.content, schema)
-            except StructuredOutputError as exc:
-                error = str(exc)
+                if len(completion.content) >= PARSE_IN_THREAD_CHARS:
+                    value = await asyncio.to_thread(parse_reply, completion.content, schema)
+                else:
+                    value = parse_reply(completion.content, schema)
+            except Exception as exc:  # any unusable reply is one failed attempt, logged, never a crash
+                error = str(exc) if isinstance(exc, StructuredOutputError) else f"unusable reply ({exc!r})"[:500]
                 self._notify(CallRecord(completion=completion, purpose="complete_json", attempt=attempt, error=error))
                 convo = [
                     *convo,

@@ -6,12 +6,13 @@ import os
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tomlib.errors import ConfigFileError, load_yaml
 from tomlib.llm._errors import ConfigError, MissingKeyError
 from tomlib.llm._local import GGUF_NAME
 from tomlib.paths import configs_dir
+from tomlib.redact import register_secret
 
 JsonMode = Literal["json_schema", "json_object", "json_object_schema", "none"]
 
@@ -43,8 +44,16 @@ class ModelConfig(BaseModel):
         "Set it when the URL has volatile parts (a random port).",
     )
     concurrency: int = Field(default=16, ge=1, description="Most calls in flight at once.")
-    timeout_s: float = Field(default=60.0, gt=0, description="Per-call timeout in seconds.")
+    timeout_s: float = Field(
+        default=60.0, gt=0, description="Deadline in seconds for one attempt, from request to the last byte."
+    )
     max_retries: int = Field(default=5, ge=0, description="Retries on 429 / 5xx / timeouts / connection errors.")
+    retry_after_max_s: float = Field(
+        default=120.0,
+        gt=0,
+        description="Longest Retry-After a call waits for; a server asking for longer fails the call at once "
+        "(a spent quota, not a hiccup).",
+    )
     backoff_base_s: float = Field(default=0.5, gt=0, description="First backoff delay; doubles per retry.")
     backoff_max_s: float = Field(default=30.0, gt=0, description="Cap on one backoff delay (Retry-After wins).")
     price_per_1k_input: float | None = Field(default=None, ge=0, description="USD per 1k prompt tokens.")
@@ -78,6 +87,7 @@ class ModelConfig(BaseModel):
         if self.kind == "local" or self.api_key_env is None:
             return "no-key-needed"
         value = os.environ.get(self.api_key_env, "")
+        register_secret(value)  # whatever the variable is called, its value is redacted everywhere
         if not value:
             raise MissingKeyError(
                 f"Model '{self.name}' needs an API key in the environment variable {self.api_key_env}, "
@@ -97,8 +107,11 @@ def load_models(path: str | os.PathLike[str] | None = None) -> dict[str, ModelCo
     p = Path(path) if path else models_file()
     if not p.exists():
         raise ConfigError(f"Model registry {p} not found; create it (see README, 'Adding a model').")
-    raw = yaml.safe_load(p.read_text()) or {}
-    entries = raw.get("models", raw)
+    try:
+        raw = load_yaml(p, "the model registry") or {}
+    except ConfigFileError as exc:
+        raise ConfigError(str(exc)) from None
+    entries = raw.get("models", raw) if isinstance(raw, dict) else raw
     if not isinstance(entries, dict):
         raise ConfigError(f"{p}: expected a mapping `models: {{name: {{kind: ...}}}}`.")
     models: dict[str, ModelConfig] = {}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from tomlib.errors import TomlibError
 
-class LLMError(RuntimeError):
-    """Base class for every model-access error raised by tomlib."""
+
+class LLMError(TomlibError, RuntimeError):
+    """Base class for every model-access error raised by tomlib (messages are redacted)."""
 
 
 class ConfigError(LLMError):
@@ -33,3 +35,11 @@ class StructuredOutputError(LLMError):
 
 class LocalModelError(LLMError):
     """The bundled local model could not be found or its server would not start."""
+
+
+class StoreError(LLMError):
+    """The response store or a transcript file cannot be read or written."""
+
+
+class TranscriptError(StoreError, ValueError):
+    """A transcript file (gzip JSONL) that is damaged or not a tomlib transcript."""

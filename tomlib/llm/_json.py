@@ -1,4 +1,4 @@
-"""Getting validated JSON out of free-form model replies."""
+"""Getting validated JSON out of free-form model replies, in time linear in the reply and bounded in size."""
 
 from __future__ import annotations
 
@@ -8,52 +8,69 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from tomlib.errors import describe_validation
 from tomlib.llm._errors import StructuredOutputError
 
 M = TypeVar("M", bound=BaseModel)
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
+MAX_REPLY_CHARS = 1_000_000
+"""Longest reply searched for JSON; a chat reply this long is a runaway generation, not an answer."""
+MAX_JSON_STARTS = 64
+"""How many ``{``/``[`` positions are tried as the start of embedded JSON: each try is one linear scan, so the
+search is linear in the reply (a reply of a million ``{`` would otherwise be quadratic)."""
+
+_LANG = re.compile(r"(?:json|JSON)?[ \t]*\n?")
+_OPEN = re.compile(r"[{\[]")
 _DECODER = json.JSONDecoder()
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` that treats too-deep nesting like any other invalid JSON."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
 
 
 def extract_json(text: str) -> Any:
     """The first JSON object or array in ``text``: whole reply, a code fence, or embedded in prose."""
+    if len(text) > MAX_REPLY_CHARS:
+        raise StructuredOutputError(
+            f"the reply is {len(text):,} characters long, more than the {MAX_REPLY_CHARS:,} searched for JSON "
+            "(a runaway generation); lower max_tokens or fix the prompt"
+        )
     stripped = text.strip()
     try:
-        return json.loads(stripped)
+        return _loads(stripped)
     except json.JSONDecodeError:
         pass
-    for block in _FENCE.findall(text):
+    parts = text.split("```")  # fenced blocks are the odd parts that have a closing fence after them
+    for block in parts[1:-1:2][:MAX_JSON_STARTS]:
         try:
-            return json.loads(block.strip())
+            return _loads(block[_LANG.match(block).end() :].strip())  # type: ignore[union-attr]
         except json.JSONDecodeError:
             continue
-    for i, ch in enumerate(text):
-        if ch in "{[":
-            try:
-                value, _ = _DECODER.raw_decode(text, i)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(value, dict | list):
-                return value
+    for n, match in enumerate(_OPEN.finditer(text)):
+        if n >= MAX_JSON_STARTS:
+            raise StructuredOutputError(f"the reply contains no JSON object in its first {MAX_JSON_STARTS} brackets")
+        try:
+            value, _ = _DECODER.raw_decode(text, match.start())
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if isinstance(value, dict | list):
+            return value
     raise StructuredOutputError("the reply contains no JSON object")
 
 
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:8]:
-        loc = ".".join(str(x) for x in err["loc"]) or "(root)"
-        parts.append(f"{loc}: {err['msg']}")
-    return "; ".join(parts)
-
-
 def parse_reply(text: str, schema: type[M]) -> M:
-    """Extract and validate; raise StructuredOutputError saying what was wrong."""
+    """Extract and validate; raise StructuredOutputError saying what was wrong (never anything else)."""
     data = extract_json(text)
     try:
         return schema.model_validate(data)
     except ValidationError as exc:
-        raise StructuredOutputError(f"the JSON does not match {schema.__name__}: {_describe(exc)}") from None
+        raise StructuredOutputError(f"the JSON does not match {schema.__name__}: {describe_validation(exc)}") from None
+    except RecursionError:
+        raise StructuredOutputError(f"the JSON is nested too deeply to validate as {schema.__name__}") from None
 
 
 def response_format_for(schema: type[BaseModel], json_mode: str) -> dict[str, Any] | None:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 Message = Mapping[str, Any]
+_SURROGATE = re.compile("[\ud800-\udfff]")  # unpaired surrogates cannot be sent or stored as UTF-8
 
 
 class SampleKey(BaseModel):
@@ -93,7 +95,7 @@ def normalize_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
             raise ValueError(
                 f"message {i} must be {{'role': 'system'|'user'|'assistant', 'content': str}}, got {dict(m)!r}"
             )
-        out.append({"role": role, "content": content})
+        out.append({"role": role, "content": _SURROGATE.sub("\ufffd", content)})
     if not out:
         raise ValueError("a model call needs at least one message")
     return out
@@ -124,3 +126,40 @@ def canonical_json(obj: Any) -> str:
 def request_key(request: Mapping[str, Any]) -> str:
     """sha256 of the canonical request."""
     return hashlib.sha256(canonical_json(request).encode()).hexdigest()
+
+
+def _first_difference(old: str, new: str, width: int = 40) -> str:
+    i = next((j for j, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
+    lo = max(0, i - 10)
+    return f"at character {i + 1}: recorded {old[lo : i + width]!r}, now {new[lo : i + width]!r}"
+
+
+def describe_change(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> str:
+    """Which part of a request changed since a recording of the same call site: model, messages, sampling or
+    response format, with the first difference."""
+    if recorded["model"] != now["model"]:
+        return f"the model identity changed (recorded {recorded['model']}, now {now['model']})"
+    old_m, new_m = recorded["messages"], now["messages"]
+    if old_m != new_m:
+        if len(old_m) != len(new_m):
+            return f"the messages changed: {len(old_m)} recorded, {len(new_m)} now"
+        i = next(j for j, (a, b) in enumerate(zip(old_m, new_m, strict=True)) if a != b)
+        a, b = old_m[i], new_m[i]
+        if a["role"] != b["role"]:
+            return f"the messages changed: message {i} was {a['role']}, now {b['role']}"
+        return (
+            f"the messages changed: message {i} ({b['role']}) differs {_first_difference(a['content'], b['content'])}"
+        )
+    if recorded["sampling"] != now["sampling"]:
+        keys = sorted(
+            k
+            for k in {*recorded["sampling"], *now["sampling"]}
+            if recorded["sampling"].get(k) != now["sampling"].get(k)
+        )
+        diffs = ", ".join(
+            f"{k}: recorded {recorded['sampling'].get(k)!r}, now {now['sampling'].get(k)!r}" for k in keys
+        )
+        return f"the sampling parameters changed ({diffs})"
+    if recorded["response_format"] != now["response_format"]:
+        return "the response format (JSON schema or json_mode) changed"
+    return "the request is the same but its key differs (a transcript re-keyed by another tomlib version?)"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from tomlib.paths import results_dir
+from tomlib.redact import redact_text
 from tomlib.report._tables import compare, paper_table_index, paper_tables_dir, read_results
 
 
@@ -122,11 +123,11 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
         "</ul>",
     ]
 
-    (root / "REPORT.md").write_text("\n".join(md) + "\n")
+    (root / "REPORT.md").write_text(redact_text("\n".join(md) + "\n"))
     style = (
         "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}"
         "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px}</style>"
     )
     head = f"<!doctype html><html><head><meta charset='utf-8'><title>tomlib results</title>{style}</head>"
-    (root / "REPORT.html").write_text(f"{head}<body>{''.join(hs)}</body></html>\n")
+    (root / "REPORT.html").write_text(redact_text(f"{head}<body>{''.join(hs)}</body></html>\n"))
     return root / "REPORT.md"

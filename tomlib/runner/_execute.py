@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tomlib.errors import UsageError
+from tomlib.llm import Budget, read_ledger
+from tomlib.llm._budget import ENV_LEDGER, ENV_MAX_TOKENS, ENV_MAX_USD
 from tomlib.paths import configs_dir, data_dir, project_root, results_dir
+from tomlib.redact import redact_file, redact_text
 from tomlib.runner._profiles import Profile, load_profile
 
 
@@ -20,11 +25,12 @@ class NotebookResult:
     """What happened to one notebook in a run."""
 
     name: str
-    status: str  # ok | failed | skipped
+    status: str  # ok | failed | skipped | stopped (not run: the budget was spent)
     seconds: float = 0.0
     error: str = ""
     output: str = ""
     tables: list[str] = field(default_factory=list)
+    spent: str = ""
 
 
 def notebooks_dir() -> Path:
@@ -45,7 +51,7 @@ def find_notebooks(names: Sequence[str] = (), directory: str | os.PathLike[str] 
             continue
         hits = [s for s in series if s.stem == name or s.stem.startswith(f"{name}_") or s.name == name]
         if not hits:
-            raise FileNotFoundError(
+            raise UsageError(
                 f"No notebook '{name}' in {folder}. Available: {', '.join(s.stem for s in series) or '(none)'}."
             )
         picked.extend(hits)
@@ -63,11 +69,11 @@ def parameters_for(profile: Profile, notebook: Path, results: Path) -> dict[str,
     """Profile parameters the notebook declares, its own overrides, and ``results_dir``."""
     declared = declared_parameters(notebook)
     if not declared:
-        raise ValueError(f"{notebook.name} has no cell tagged 'parameters'; papermill cannot configure it.")
+        raise UsageError(f"{notebook.name} has no cell tagged 'parameters'; papermill cannot configure it.")
     own = profile.notebooks.get(notebook.stem, {})
     unknown = sorted(set(own) - set(declared))
     if unknown:
-        raise ValueError(
+        raise UsageError(
             f"Profile '{profile.name}' sets {unknown} for {notebook.stem}, which does not declare them; "
             f"declared: {sorted(declared)}."
         )
@@ -116,8 +122,8 @@ def describe_failure(exc: BaseException) -> str:
     from papermill.exceptions import PapermillExecutionError
 
     if isinstance(exc, PapermillExecutionError):
-        return f"cell {exc.exec_count or exc.cell_index}: {exc.ename}: {exc.evalue}".strip()
-    return f"{type(exc).__name__}: {exc}"
+        return redact_text(f"cell {exc.exec_count or exc.cell_index}: {exc.ename}: {exc.evalue}".strip())
+    return redact_text(f"{type(exc).__name__}: {exc}")
 
 
 def execute_one(notebook: Path, output: Path, params: dict[str, Any]) -> tuple[str, float, str]:
@@ -137,17 +143,68 @@ def execute_one(notebook: Path, output: Path, params: dict[str, Any]) -> tuple[s
         )
     except Exception as exc:  # a failing notebook must not stop the series
         return "failed", time.perf_counter() - t0, describe_failure(exc)
+    finally:
+        if output.exists():  # whatever a cell printed (a traceback quoting a key) is redacted on disk
+            redact_file(output)
     return "ok", time.perf_counter() - t0, ""
 
 
 def export_html(notebook: Path) -> Path:
-    """HTML beside the executed notebook (widget state included when the notebook saved it)."""
+    """HTML beside the executed notebook (widget state included when the notebook saved it), redacted."""
     from nbconvert import HTMLExporter
 
     body, _ = HTMLExporter().from_filename(str(notebook))
     out = notebook.with_suffix(".html")
-    out.write_text(body, encoding="utf-8")
+    out.write_text(redact_text(body), encoding="utf-8")
     return out
+
+
+def check_writable(directory: Path) -> None:
+    """Fail early, in one line, when results cannot be written."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / f".write-test-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(
+            f"The results directory {directory} is not writable ({exc.strerror or exc}); choose another with "
+            "--results DIR (or TOMLIB_RESULTS), or fix its permissions."
+        ) from None
+
+
+@contextlib.contextmanager
+def budget_env(budget: Budget | None, results: Path) -> Iterator[Path | None]:
+    """Hand a run-wide budget to every notebook kernel: limits and a ledger file in the environment."""
+    if budget is None or not budget.limited:
+        yield None
+        return
+    ledger = results / "budget" / f"spend-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.jsonl"
+    ledger.parent.mkdir(parents=True, exist_ok=True)
+    env = {
+        ENV_MAX_TOKENS: str(budget.max_tokens) if budget.max_tokens is not None else "",
+        ENV_MAX_USD: str(budget.max_usd) if budget.max_usd is not None else "",
+        ENV_LEDGER: str(ledger),
+    }
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield ledger
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def spend_line(ledger: Path, budget: Budget) -> tuple[str, bool]:
+    """The run's spend so far in words, and whether the budget is spent."""
+    tokens, usd, calls = read_ledger(ledger)
+    spent = (budget.max_tokens is not None and tokens >= budget.max_tokens) or (
+        budget.max_usd is not None and usd >= budget.max_usd
+    )
+    return f"{tokens:,} tokens, ${usd:.4f} in {calls} live call(s) of a budget of {budget.describe()}", spent
 
 
 def run_notebooks(
@@ -159,25 +216,60 @@ def run_notebooks(
     directory: str | os.PathLike[str] | None = None,
     html: bool = True,
     progress: bool = True,
+    budget: Budget | None = None,
 ) -> list[NotebookResult]:
-    """Execute the series (or ``names``) under a profile; keeps going past failures."""
-    from tqdm.auto import tqdm
+    """Execute the series (or ``names``) under a profile; keeps going past failures.
 
+    ``budget`` (else the profile's) bounds the live calls of the whole run: every kernel shares it through a
+    ledger file. Once it is spent the series stops cleanly; everything answered is kept in the response store,
+    so a rerun with a larger budget resumes without repeating a call.
+    """
     prof = profile if isinstance(profile, Profile) else load_profile(profile)
+    budget = budget or prof.budget
     res = results_dir(results)
     out_dir = res / "notebooks"
-    out_dir.mkdir(parents=True, exist_ok=True)
+    check_writable(out_dir)
     books = [nb for nb in find_notebooks(names, directory) if names or nb.stem not in prof.skip]
+    with budget_env(budget, res) as ledger:
+        if ledger is not None and budget is not None:
+            print(
+                f"budget: {budget.describe()} for the live calls of this run (replayed calls are free). It can be "
+                "passed only by calls already in flight when it runs out. Spend is logged in "
+                f"{ledger.relative_to(res) if ledger.is_relative_to(res) else ledger}."
+            )
+        return _run_books(
+            books, prof, res, out_dir, force=force, html=html, progress=progress, budget=budget, ledger=ledger
+        )
+
+
+def _run_books(
+    books: list[Path],
+    prof: Profile,
+    res: Path,
+    out_dir: Path,
+    *,
+    force: bool,
+    html: bool,
+    progress: bool,
+    budget: Budget | None,
+    ledger: Path | None,
+) -> list[NotebookResult]:
+    from tqdm.auto import tqdm
+
     outcomes: list[NotebookResult] = []
+    stopped = False
     bar = tqdm(books, desc=f"notebooks ({prof.name})", unit="nb", disable=not progress)
     for nb in bar:
+        if stopped:
+            outcomes.append(NotebookResult(nb.stem, "stopped", error="not run: the budget was spent"))
+            continue
         bar.set_postfix_str(nb.stem)
         output = out_dir / nb.name
         stamp_path = out_dir / f"{nb.stem}.stamp.json"
         try:
             params = parameters_for(prof, nb, res)
         except Exception as exc:
-            outcomes.append(NotebookResult(nb.stem, "failed", error=str(exc)))
+            outcomes.append(NotebookResult(nb.stem, "failed", error=redact_text(str(exc))))
             continue
         digest = inputs_hash(nb, params)
         if not force and output.exists() and stamp_path.exists():
@@ -186,20 +278,25 @@ def run_notebooks(
                 outcomes.append(NotebookResult(nb.stem, "skipped", output=str(output), tables=stamp.get("tables", [])))
                 continue
         before = _table_mtimes(res)
+        spent_before = read_ledger(ledger)[:2] if ledger is not None else (0, 0.0)
         status, seconds, error = execute_one(nb, output, params)
         after = _table_mtimes(res)
+        spent = ""
+        if ledger is not None and budget is not None:
+            tokens, usd, _ = read_ledger(ledger)
+            spent = f"{tokens - spent_before[0]:,} tokens, ${usd - spent_before[1]:.4f}"
+            total, stopped = spend_line(ledger, budget)
+            stopped = stopped or "BudgetExceeded" in error
+            tqdm.write(f"{nb.stem}: spent {spent}; run so far: {total}")
         tables = sorted(t for t, m in after.items() if before.get(t) != m)
         if html and output.exists():
             try:
                 export_html(output)
             except Exception as exc:  # HTML is a convenience; say so but keep the run's status
                 error = (error + "; " if error else "") + f"HTML export failed: {exc}"
-        result = NotebookResult(nb.stem, status, round(seconds, 2), error, str(output), tables)
-        stamp_path.write_text(
-            json.dumps(
-                {**asdict(result), "inputs": digest, "profile": prof.name, "parameters": params}, indent=1, default=str
-            )
-        )
+        result = NotebookResult(nb.stem, status, round(seconds, 2), error, str(output), tables, spent)
+        stamp = {**asdict(result), "inputs": digest, "profile": prof.name, "parameters": params}
+        stamp_path.write_text(redact_text(json.dumps(stamp, indent=1, default=str)))
         outcomes.append(result)
     return outcomes
 
@@ -207,9 +304,15 @@ def run_notebooks(
 def summarize(outcomes: Iterable[NotebookResult]) -> str:
     """A human summary: counts, then every failure with its reason."""
     outcomes = list(outcomes)
-    counts = {s: sum(o.status == s for o in outcomes) for s in ("ok", "skipped", "failed")}
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("ok", "skipped", "failed", "stopped")}
     lines = [f"{counts['ok']} ran, {counts['skipped']} up to date (skipped), {counts['failed']} failed"]
     for o in outcomes:
         if o.status == "failed":
             lines.append(f"  FAILED {o.name}: {o.error}" + (f"  (see {o.output})" if o.output else ""))
-    return "\n".join(lines)
+    if counts["stopped"]:
+        names = ", ".join(o.name for o in outcomes if o.status == "stopped")
+        lines.append(
+            f"  STOPPED: the budget was spent, so {counts['stopped']} notebook(s) did not run ({names}). Every "
+            "answered call is kept in the response store: rerun with a larger --max-usd / --max-tokens to resume."
+        )
+    return redact_text("\n".join(lines))

@@ -1,4 +1,4 @@
-"""Run profiles (``configs/profiles/<name>.yaml``): the papermill parameters of every notebook."""
+"""Run profiles (``configs/profiles/<name>.yaml``): the papermill parameters of every notebook, and a budget."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tomlib.errors import ConfigFileError, describe_validation, load_yaml
+from tomlib.llm import Budget
 from tomlib.paths import configs_dir
 
 
@@ -26,6 +27,11 @@ class Profile(BaseModel):
         default_factory=dict, description="Per-notebook parameters (by file stem); must be declared."
     )
     skip: list[str] = Field(default_factory=list, description="Notebook stems this profile does not run.")
+    budget: Budget | None = Field(
+        default=None,
+        description="Limit on the live calls of the whole run (`max_usd`, `max_tokens`); the command line's "
+        "--max-usd / --max-tokens override it.",
+    )
 
 
 def profiles_dir() -> Path:
@@ -42,11 +48,19 @@ def load_profile(name: str | os.PathLike[str]) -> Profile:
     if not path.suffix:
         path = profiles_dir() / f"{name}.yaml"
     if not path.exists():
-        raise FileNotFoundError(
-            f"No profile '{name}'. Available: {', '.join(available_profiles()) or '(none)'} in {profiles_dir()}."
+        raise ConfigFileError(
+            f"No profile '{name}'. Available: {', '.join(available_profiles()) or '(none)'} in {profiles_dir()}, "
+            "or give the path of a YAML file."
         )
-    raw = yaml.safe_load(path.read_text()) or {}
+    raw = load_yaml(path, "profile")
+    shape = "a mapping with `parameters:`, and optionally `notebooks:`, `skip:` and `budget:`"
+    if raw is None:
+        raise ConfigFileError(f"Profile {path} is empty; it needs {shape} (see configs/profiles/default.yaml).")
+    if not isinstance(raw, dict):
+        raise ConfigFileError(f"Profile {path} must be {shape}; its top level is a {type(raw).__name__}.")
     try:
         return Profile(name=raw.pop("name", path.stem), **raw)
     except ValidationError as exc:
-        raise ValueError(f"Profile {path} is not valid:\n{exc}") from None
+        raise ConfigFileError(f"Profile {path} is not valid: {describe_validation(exc)}.") from None
+    except TypeError as exc:
+        raise ConfigFileError(f"Profile {path} must be {shape} ({exc}).") from None

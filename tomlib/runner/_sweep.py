@@ -12,10 +12,18 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from tomlib.errors import ConfigFileError, UsageError, load_yaml
+from tomlib.llm import Budget
 from tomlib.paths import results_dir
-from tomlib.runner._execute import declared_parameters, execute_one, find_notebooks, parameters_for
+from tomlib.redact import redact_text
+from tomlib.runner._execute import (
+    budget_env,
+    check_writable,
+    declared_parameters,
+    execute_one,
+    find_notebooks,
+    parameters_for,
+)
 from tomlib.runner._profiles import Profile, load_profile
 
 INDEX_FIXED = ["run_id", "status", "seconds", "output", "results_dir", "error"]
@@ -23,12 +31,22 @@ INDEX_FIXED = ["run_id", "status", "seconds", "output", "results_dir", "error"]
 
 def load_grid(path: str | os.PathLike[str]) -> tuple[dict[str, list[Any]], dict[str, Any]]:
     """``parameters:`` (name → list of values, crossed) and optional ``fixed:`` (name → value)."""
-    raw = yaml.safe_load(Path(path).read_text()) or {}
+    shape = "`parameters: {name: [values, ...]}` and optionally `fixed: {name: value}`"
+    raw = load_yaml(path, "grid")
+    if not isinstance(raw, dict) or not raw:
+        what = "empty" if not raw else f"a {type(raw).__name__} at its top level"
+        raise ConfigFileError(f"Grid {path} is {what}; it needs {shape}.")
     grid = raw.get("parameters", {k: v for k, v in raw.items() if k != "fixed"})
-    fixed = raw.get("fixed", {})
-    if not isinstance(grid, dict) or not grid:
-        raise ValueError(f"{path}: expected `parameters: {{name: [values, ...]}}`.")
+    fixed = raw.get("fixed") or {}
+    if not isinstance(grid, dict) or not grid or not isinstance(fixed, dict):
+        raise ConfigFileError(f"Grid {path}: expected {shape}.")
     grid = {k: v if isinstance(v, list) else [v] for k, v in grid.items()}
+    empty = sorted(k for k, v in grid.items() if not v)
+    if empty:
+        raise ConfigFileError(
+            f"Grid {path}: {', '.join(empty)} has an empty list of values, so the sweep would run nothing; give "
+            "at least one value (or move a constant under `fixed:`)."
+        )
     return grid, dict(fixed)
 
 
@@ -72,6 +90,7 @@ def sweep(
     name: str | None = None,
     results: str | os.PathLike[str] | None = None,
     progress: bool = True,
+    budget: Budget | None = None,
 ) -> Path:
     """Run ``notebook`` once per grid point with ``jobs`` worker processes; returns the index CSV path.
 
@@ -86,9 +105,9 @@ def sweep(
     declared = declared_parameters(nb)
     unknown = sorted((set(grid) | set(fixed)) - set(declared))
     if unknown:
-        raise ValueError(f"Grid {grid_path} sets {unknown}, which {nb.stem} does not declare: {sorted(declared)}.")
+        raise UsageError(f"Grid {grid_path} sets {unknown}, which {nb.stem} does not declare: {sorted(declared)}.")
     sweep_dir = results_dir(results) / "sweeps" / (name or f"{nb.stem}-{Path(grid_path).stem}")
-    sweep_dir.mkdir(parents=True, exist_ok=True)
+    check_writable(sweep_dir)
     index_path = sweep_dir / "index.csv"
     rows: dict[str, dict[str, Any]] = dict(_read_index(index_path))
     param_names = list(grid)
@@ -104,7 +123,8 @@ def sweep(
         todo.append((rid, point, {**base, **params}, sweep_dir / "notebooks" / f"{rid}.ipynb", run_results))
 
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx) as pool:
+    # workers are spawned inside budget_env, so they inherit the run-wide budget and its ledger
+    with budget_env(budget or prof.budget, sweep_dir), ProcessPoolExecutor(max(1, jobs), mp_context=ctx) as pool:
         futures = {
             pool.submit(_job, str(nb), str(out), params): (rid, point, out, rr) for rid, point, params, out, rr in todo
         }
@@ -121,7 +141,7 @@ def sweep(
                 "seconds": round(seconds, 2),
                 "output": str(out),
                 "results_dir": str(rr),
-                "error": error,
+                "error": redact_text(error),
             }
             _write_index(index_path, rows, param_names)
     if not index_path.exists():

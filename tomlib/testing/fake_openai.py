@@ -1,7 +1,8 @@
 """A fake OpenAI-compatible chat server on real loopback sockets, for tests and benchmarks.
 
 Replies are scripted (a queue) or computed by a responder; latency, 429 with Retry-After, 5xx, malformed
-and truncated JSON bodies can be injected. It records every request and the peak number in flight.
+and truncated JSON bodies, and bodies trickled a byte at a time can be injected. It records every request and
+the peak number in flight. Responders see the request's headers under ``request["_headers"]``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes | None = None
     truncate: bool = False
+    trickle_s: float | None = None  # send the body one byte at a time, this many seconds apart
 
 
 def _default_content(request: dict[str, Any]) -> str:
@@ -107,14 +109,22 @@ class FakeOpenAIServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+            def _send(
+                self, status: int, body: bytes, headers: dict[str, str] | None = None, trickle_s: float | None = None
+            ) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(body)
+                if trickle_s:
+                    for i in range(len(body)):
+                        self.wfile.write(body[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(trickle_s)
+                else:
+                    self.wfile.write(body)
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
@@ -137,7 +147,7 @@ class FakeOpenAIServer:
                     fake.in_flight += 1
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
                 try:
-                    reply = fake._next_reply(request)
+                    reply = fake._next_reply({**request, "_headers": {k.lower(): v for k, v in self.headers.items()}})
                     time.sleep(fake.latency_s if reply.delay_s is None else reply.delay_s)
                     self._answer(request, reply)
                 finally:
@@ -155,7 +165,7 @@ class FakeOpenAIServer:
                     self._send(reply.status, body, reply.headers)
                     return
                 if reply.body is not None:
-                    self._send(200, reply.body, reply.headers)
+                    self._send(200, reply.body, reply.headers, reply.trickle_s)
                     return
                 content = reply.content if reply.content is not None else _default_content(request)
                 prompt_tokens = sum(len(m.get("content", "").split()) for m in request.get("messages", []))
@@ -181,7 +191,7 @@ class FakeOpenAIServer:
                 ).encode()
                 if reply.truncate:
                     body = body[: len(body) // 2]
-                self._send(200, body, reply.headers)
+                self._send(200, body, reply.headers, reply.trickle_s)
 
         self._httpd = _Server(("127.0.0.1", 0), Handler)
         self._port = self._httpd.server_address[1]

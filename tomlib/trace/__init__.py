@@ -1,8 +1,8 @@
 """Run logs: every model call and agent decision as one event in an append-only JSONL file."""
 
+from tomlib.redact import REDACTED, Redactor
 from tomlib.trace._load import load_runs, payload_frame, run_paths
 from tomlib.trace._log import EVENT_KINDS, Event, RunLog, new_run_id
-from tomlib.trace._redact import REDACTED, Redactor
 
 __all__ = [
     "EVENT_KINDS",

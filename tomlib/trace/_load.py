@@ -31,10 +31,11 @@ def iter_events(
     kinds: Iterable[str] | None = None,
     skipped: list[str] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Events from the given files, filtered while reading; unreadable lines (a killed write) are skipped."""
+    """Events from the given files, filtered while reading; unreadable lines (a killed write, even one cut
+    inside a multi-byte character) are skipped."""
     wanted = set(kinds) if kinds is not None else None
     for path in paths:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8", errors="replace") as fh:
             for lineno, line in enumerate(fh, 1):
                 try:
                     ev = json.loads(line)

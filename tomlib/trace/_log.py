@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import tomlib
 from tomlib.paths import results_dir
-from tomlib.trace._redact import Redactor
+from tomlib.redact import Redactor
 
 if TYPE_CHECKING:
     from tomlib.llm import CallRecord, ChatModel
@@ -93,7 +93,8 @@ class RunLog:
         self.path = self.dir / "events.jsonl"
         self._redact = Redactor()
         self._lock = threading.Lock()
-        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open for the run
+        # backslashreplace: an unpaired surrogate is written as its JSON escape instead of failing the write
+        self._fh = open(self.path, "a", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115 - kept open
         if not _ends_with_newline(self.path):
             self._fh.write("\n")  # a killed run left half a line: start ours on a fresh one
         self._context: dict[str, Any] = {}

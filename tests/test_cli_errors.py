@@ -1,0 +1,82 @@
+"""Errors a user can cause at the command line: one line naming the cause and the fix, exit code 2, no traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tomlib.__main__ import main
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert err.startswith("tomlib: error: ") and "Traceback" not in err and "\n" not in err, err
+    return err
+
+
+def write(path: Path, text: str) -> str:
+    path.write_text(text)
+    return str(path)
+
+
+def test_unknown_notebook_lists_the_series(capsys: pytest.CaptureFixture[str]) -> None:
+    err = one_line_error(capsys, ["run", "99", "--no-html"])
+    assert "No notebook '99'" in err and "00_quickstart" in err
+
+
+def test_unknown_profile_lists_the_profiles(capsys: pytest.CaptureFixture[str]) -> None:
+    err = one_line_error(capsys, ["run", "--profile", "fulll"])
+    assert "No profile 'fulll'" in err and "default" in err and "smoke" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("- llm_mode: replay\n", "its top level is a list"),
+        ("", "is empty"),
+        ("parameters: [1, 2]\n", "parameters: Input should be a valid dictionary"),
+        ("parameters:\n  llm_mode: [replay\n", r"p.yaml:3:1: YAML syntax error in profile"),
+        ("budget: {max_usd: lots}\n", "budget.max_usd"),
+    ],
+)
+def test_bad_profiles(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, expected: str) -> None:
+    err = one_line_error(capsys, ["run", "--profile", write(tmp_path / "p.yaml", text)])
+    assert expected in err
+
+
+def test_a_yaml_error_in_the_model_registry_names_file_and_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path / "models.yaml", "models:\n  local:\n    kind: local\n   bad indent: 1\n")
+    monkeypatch.setenv("TOMLIB_CONFIGS", str(tmp_path))
+    err = one_line_error(capsys, ["models"])
+    assert "models.yaml:4:" in err and "YAML syntax error in the model registry" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (None, "does not exist"),
+        ("parameters:\n  bogus: [1, 2]\n", "sets ['bogus'], which 00_quickstart does not declare"),
+        ("- tom_order: [0, 1]\n", "a list at its top level"),
+        ("parameters:\n  tom_order: []\n", "tom_order has an empty list of values"),
+        ("", "is empty"),
+        ("parameters:\n  tom_order: [0, 1\n", "g.yaml:3:1: YAML syntax error in grid"),
+    ],
+)
+def test_bad_grids(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | None, expected: str) -> None:
+    grid = tmp_path / "g.yaml"
+    if text is not None:
+        grid.write_text(text)
+    err = one_line_error(capsys, ["sweep", "00_quickstart", "--grid", str(grid)])
+    assert expected in err
+
+
+def test_results_dir_that_cannot_be_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    err = one_line_error(capsys, ["run", "00", "--results", str(blocker / "results"), "--no-html"])
+    assert "is not writable" in err and "--results DIR" in err

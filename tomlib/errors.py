@@ -1,0 +1,53 @@
+"""The base of every error a user can cause or meet; the command line prints these as one line, no traceback."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+
+class TomlibError(Exception):
+    """An error whose message names the cause and the fix. Secrets in the message are redacted."""
+
+    def __init__(self, *args: object) -> None:
+        from tomlib.redact import redact_text  # late: redact reads configs, which may raise TomlibError
+
+        super().__init__(*(redact_text(a) if isinstance(a, str) else a for a in args))
+
+
+class UsageError(TomlibError, ValueError):
+    """A command or call that names something that does not exist or cannot work (a notebook, a parameter)."""
+
+
+class ConfigFileError(UsageError):
+    """A configuration file (profile, grid, models.yaml) that is missing, unreadable or of the wrong shape."""
+
+
+def describe_validation(exc: Any, limit: int = 8) -> str:
+    """A pydantic ValidationError in one line: ``field.path: problem; …``."""
+    parts = []
+    for err in exc.errors()[:limit]:
+        loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def load_yaml(path: str | os.PathLike[str], what: str) -> Any:
+    """Parse a YAML file; a missing file or a syntax error names the file, the line and the column."""
+    import yaml
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigFileError(f"{what} {p} does not exist.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigFileError(f"{what} {p} cannot be read: {exc}.") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{p}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(p)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigFileError(f"{where}: YAML syntax error in {what}: {problem}. Fix the file there.") from None

@@ -1,0 +1,44 @@
+"""Why a replay found nothing, and how to record the call again: the text of a useful :class:`ReplayMiss`."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from tomlib.errors import load_yaml
+from tomlib.llm._config import ModelConfig
+from tomlib.llm._request import describe_change
+from tomlib.llm._store import ResponseStore
+from tomlib.paths import configs_dir
+
+
+def explain_miss(store: ResponseStore, request: dict[str, Any]) -> str:
+    """A recording of the same call site under another request (and what changed), or a damaged transcript."""
+    notes = []
+    recorded = store.recorded_for_site(request)
+    if recorded:
+        same_len = [r for r in recorded if len(r["messages"]) == len(request["messages"])] or recorded
+        notes.append(
+            "A response for this call site was recorded, but the request changed since: "
+            f"{describe_change(same_len[0], request)}."
+        )
+    experiment = request["sample_key"]["experiment"]
+    for path, problem in store.transcript_problems.items():
+        stem = os.path.basename(path).removesuffix(".jsonl.gz")
+        if experiment == stem or experiment.startswith(stem + ".") or stem.startswith(experiment):
+            notes.append(f"Its transcript could not be read: {problem}")
+    return (" " + " ".join(notes)) if notes else ""
+
+
+def rerecord_hint(config: ModelConfig) -> str:
+    """The profile that runs this model live (``record-local`` for ``local``), else the notebook parameter."""
+    for path in sorted((configs_dir() / "profiles").glob("*.yaml")):
+        try:
+            raw = load_yaml(path, "profile") or {}
+            params = raw.get("parameters", {}) or {}
+        except Exception:  # a broken profile says so when it is used; here it just cannot be suggested
+            continue
+        if params.get("model") == config.name and params.get("llm_mode") in {"auto", "record"}:
+            return f"`python -m tomlib run --profile {path.stem}` re-records it (llm_mode={params['llm_mode']})"
+    key = f", with ${config.api_key_env} set" if config.api_key_env else ""
+    return f"rerun with the notebook parameter llm_mode='auto' (records only what is missing){key}"

@@ -1,0 +1,136 @@
+"""One redaction policy for every boundary where text leaves the process or reaches disk.
+
+A secret is the value (8+ characters) of an environment variable whose name looks secret (KEY, TOKEN, SECRET,
+PASSWORD, CREDENTIAL, AUTH), of any variable that a configured model names as its ``api_key_env``, or a value
+registered with :func:`register_secret` (every key a model reads). Key-shaped strings (``sk-…``, bearer tokens,
+``api_key=…``) are redacted too. Applied by the response store, transcripts, run logs, error messages, executed
+notebooks and their HTML, stamps, sweep indexes and the report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+REDACTED = "[REDACTED]"
+MIN_SECRET_LEN = 8
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|(^|_)AUTH($|_)", re.I)
+# (literal that must occur in the lower-cased text, pattern): the literal test is ~10x cheaper than the search
+_PATTERNS = [
+    ("sk-", re.compile(r"sk-[A-Za-z0-9_\-]{16,}")),
+    ("bearer", re.compile(r"(?i)bearer\s+[A-Za-z0-9_\-\.=]{12,}")),
+    ("api", re.compile(r"(?i)(api[_-]?key[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9_\-\.]{12,}")),
+]
+_lock = threading.Lock()
+_registered: set[str] = set()
+_generation = [0]
+
+
+def register_secret(value: str | None) -> None:
+    """Treat ``value`` as a secret from now on (e.g. the API key a model just read)."""
+    if value and len(value) >= MIN_SECRET_LEN and value not in _registered:
+        with _lock:
+            _registered.add(value)
+            _generation[0] += 1
+
+
+_names_cache: dict[tuple[str, int], frozenset[str]] = {}
+_reading = threading.local()
+
+
+def _configured_key_names() -> frozenset[str]:
+    """``api_key_env`` names in the model registry (re-read when the file changes). An unreadable registry adds
+    none: it fails with its own message where it is used, and that message is redacted without reading it again."""
+    if getattr(_reading, "active", False):
+        return frozenset()
+    try:
+        from tomlib.llm._config import load_models, models_file
+
+        path = models_file()
+        stamp = (str(path), path.stat().st_mtime_ns)
+    except Exception:
+        return frozenset()
+    if stamp not in _names_cache:
+        _reading.active = True
+        try:
+            names = frozenset(c.api_key_env for c in load_models(path).values() if c.api_key_env)
+        except Exception:
+            names = frozenset()
+        finally:
+            _reading.active = False
+        _names_cache.clear()
+        _names_cache[stamp] = names
+    return _names_cache[stamp]
+
+
+def secret_values(environ: dict[str, str] | None = None) -> list[str]:
+    """Every secret value known now, longest first."""
+    env = os.environ if environ is None else environ
+    names = {k for k in env if _SECRET_NAME.search(k)} | _configured_key_names()
+    values = {env[k] for k in names if len(env.get(k, "")) >= MIN_SECRET_LEN} | _registered
+    return sorted(values, key=len, reverse=True)
+
+
+class Redactor:
+    """Replaces the secrets known when it was built (and any registered later) and key-shaped strings."""
+
+    def __init__(self, extra_secrets: Iterable[str] = ()) -> None:
+        self._extra = [s for s in extra_secrets if s]
+        self._build()
+
+    def _build(self) -> None:
+        self._generation = _generation[0]
+        raw = {*secret_values(), *self._extra}
+        # a secret may appear as-is or JSON-escaped (when redacting a serialized line or file)
+        forms = {f for s in raw for f in (s, json.dumps(s, ensure_ascii=False)[1:-1], json.dumps(s)[1:-1])}
+        self.secrets = sorted(forms, key=len, reverse=True)
+
+    def text(self, s: str) -> str:
+        if self._generation != _generation[0]:
+            self._build()
+        for secret in self.secrets:
+            if secret in s:
+                s = s.replace(secret, REDACTED)
+        low = s.lower()
+        for literal, pat in _PATTERNS:
+            if literal in low and pat.search(s):
+                s = pat.sub(lambda m: (m.group(1) if m.re.groups else "") + REDACTED, s)
+        return s
+
+    def __call__(self, obj: Any) -> Any:
+        if isinstance(obj, str):
+            return self.text(obj)
+        if isinstance(obj, dict):
+            return {self.text(str(k)): self(v) for k, v in obj.items()}
+        if isinstance(obj, list | tuple):
+            return [self(v) for v in obj]
+        return obj
+
+
+def redact_text(s: str) -> str:
+    """``s`` with every secret known now replaced by ``[REDACTED]``."""
+    return Redactor().text(s)
+
+
+def redact(obj: Any) -> Any:
+    """A copy of a JSON-like object with every secret known now redacted (keys and values)."""
+    return Redactor()(obj)
+
+
+def redact_file(path: str | os.PathLike[str]) -> bool:
+    """Redact a text file in place (notebooks, HTML, reports); True when something was replaced."""
+    p = os.fspath(path)
+    with open(p, encoding="utf-8", errors="surrogateescape") as fh:
+        text = fh.read()
+    clean = redact_text(text)
+    if clean == text:
+        return False
+    tmp = p + ".redact-tmp"
+    with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
+        fh.write(clean)
+    os.replace(tmp, p)
+    return True
