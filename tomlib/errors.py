@@ -28,7 +28,7 @@ def describe_validation(exc: Any, limit: int = 8) -> str:
     """A pydantic ValidationError in one line: ``field.path: problem; …``."""
     parts = []
     for err in exc.errors()[:limit]:
-        loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
+        loc = ".".join(str(x) for x in err["loc"]) or "(root)"
         parts.append(f"{loc}: {err['msg']}")
     return "; ".join(parts)
 
