@@ -36,6 +36,7 @@ EVENT_KINDS = (
     "alignment",
     "expert_weights",
     "coalition",
+    "rematch",
     "verification",
     "env_state",
     "score",

@@ -1,0 +1,78 @@
+"""The coalition paper's mechanism (``coalition-matching-iclr-draft.txt`` and ``...-neurips-draft.txt``): belief-
+action alignment, preferences, exact stable coalitions (ICLR) and pairs (NeurIPS) with clingo, independent
+brute-force checkers, FTM, Algorithm 1's rounds with coalition lifetime, and the Appendix G check.
+
+>>> inst = make_instance([[None, 0.7, 0.9, -0.2], ...], names=["PM", "E1", "E2", "E3"])  # doctest: +SKIP
+>>> solve_coalitions(inst).structure.label(inst.names)                                     # doctest: +SKIP
+"""
+
+from tomlib.coalition._asp import Solution, solve_coalitions, solve_pairs
+from tomlib.coalition._core import (
+    CoalitionStructure,
+    DynamicsRun,
+    all_blocking,
+    apply_blocking,
+    brute_force_stable,
+    enumerate_structures,
+    find_blocking,
+    improvement_dynamics,
+    objective,
+    potential,
+    selected_team,
+    strictly_prefers,
+    value,
+)
+from tomlib.coalition._instance import (
+    MAX_AGENTS,
+    AlignmentInstance,
+    CoalitionInputError,
+    make_instance,
+    misalignment,
+)
+from tomlib.coalition._pairs import (
+    Pairs,
+    brute_force_stable_pairs,
+    enumerate_matchings,
+    find_blocking_pair,
+    matching_package_pairs,
+    pair_objective,
+    pair_prefers,
+    pairs_of,
+)
+from tomlib.coalition._rounds import Algorithm1Run, RoundRecord, ftm, run_algorithm1
+
+__all__ = [
+    "MAX_AGENTS",
+    "Algorithm1Run",
+    "AlignmentInstance",
+    "CoalitionInputError",
+    "CoalitionStructure",
+    "DynamicsRun",
+    "Pairs",
+    "RoundRecord",
+    "Solution",
+    "all_blocking",
+    "apply_blocking",
+    "brute_force_stable",
+    "brute_force_stable_pairs",
+    "enumerate_matchings",
+    "enumerate_structures",
+    "find_blocking",
+    "find_blocking_pair",
+    "ftm",
+    "improvement_dynamics",
+    "make_instance",
+    "matching_package_pairs",
+    "misalignment",
+    "objective",
+    "pair_objective",
+    "pair_prefers",
+    "pairs_of",
+    "potential",
+    "run_algorithm1",
+    "selected_team",
+    "solve_coalitions",
+    "solve_pairs",
+    "strictly_prefers",
+    "value",
+]

@@ -1,0 +1,181 @@
+"""Algorithm 1 over rounds, and the §6.2 metrics: FTM, coalition lifetime, re-matches.
+
+Each round brings new alignment scores (beliefs updated, actions taken). In round 1, and whenever a re-match was
+signalled, the stable outcome is recomputed (ICLR: coalitions; NeurIPS: pairs) and its team selected. After the
+round, an agent of the team whose belief about a partner missed by more than ε (φ > ε) signals a re-match.
+With the ICLR draft's *adaptation* phase the current team stays one more round after a signal, then re-matches;
+without it (NeurIPS), the next round re-matches.
+
+Coalition lifetime (§6.2) is the mean number of rounds a team stays in force between matchings; the first team
+is the one formed in round 1 (Algorithm 1 starts from S = N, all agents, and matches at once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from tomlib.coalition._asp import solve_coalitions, solve_pairs
+from tomlib.coalition._core import selected_team
+from tomlib.coalition._instance import AlignmentInstance
+
+if TYPE_CHECKING:
+    from tomlib.trace import RunLog
+
+Mechanism = Literal["iclr", "neurips"]
+
+
+def ftm(inst: AlignmentInstance, i: int, among: Sequence[int] | None = None) -> float:
+    """FTM_i (§6.2): the fraction of the other agents (or of ``among``) that i trusts, i.e. φ_ij ≤ ε."""
+    others = [j for j in (range(inst.n) if among is None else among) if j != i]
+    return sum(inst.trusted(i, j) for j in others) / len(others) if others else float("nan")
+
+
+@dataclass
+class RoundRecord:
+    round: int
+    matched: bool
+    team: tuple[int, ...]
+    structure: str
+    ftm: dict[str, float]
+    misaligned: list[tuple[str, str, float]]
+    signal: bool
+
+
+@dataclass
+class Algorithm1Run:
+    """Every round of one run, and the metrics of §6.2."""
+
+    rounds: list[RoundRecord] = field(default_factory=list)
+    matching_rounds: list[int] = field(default_factory=list)
+
+    @property
+    def rematches(self) -> int:
+        return max(0, len(self.matching_rounds) - 1)
+
+    def lifetimes(self) -> list[int]:
+        total = len(self.rounds)
+        starts = self.matching_rounds
+        return [b - a for a, b in zip(starts, [*starts[1:], total + 1], strict=True)]
+
+    @property
+    def coalition_lifetime(self) -> float:
+        life = self.lifetimes()
+        return float(np.mean(life)) if life else float("nan")
+
+    def frame(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(
+            [
+                {
+                    "round": r.round,
+                    "matched": r.matched,
+                    "team": r.structure,
+                    **{f"FTM {k}": v for k, v in r.ftm.items()},
+                    "misaligned pairs": ", ".join(f"{a}→{b} ({p:.2f})" for a, b, p in r.misaligned),
+                    "re-match signal": r.signal,
+                }
+                for r in self.rounds
+            ]
+        )
+
+
+def run_algorithm1(
+    base: AlignmentInstance,
+    rounds: Sequence[np.ndarray | Sequence[Sequence[float]]],
+    *,
+    mechanism: Mechanism = "iclr",
+    adaptation: bool | None = None,
+    log: RunLog | None = None,
+    condition: str = "",
+    episode: int | None = None,
+) -> Algorithm1Run:
+    """Algorithm 1 on a sequence of score matrices (one per round); events go to ``log`` when given."""
+    adapt = (mechanism == "iclr") if adaptation is None else adaptation
+    run = Algorithm1Run()
+    rematch_at: int | None = 1
+    team: tuple[int, ...] = tuple(range(base.n))
+    partners: dict[int, tuple[int, ...]] = {i: tuple(j for j in team if j != i) for i in team}
+    label = "all agents"
+    names = base.names
+    for r, scores in enumerate(rounds, 1):
+        inst = base.with_scores(scores)
+        matched = rematch_at is not None and r >= rematch_at
+        if matched:
+            if mechanism == "iclr":
+                sol = solve_coalitions(inst)
+                if sol.structure is not None:
+                    team = selected_team(inst, sol.structure) or ()
+                    partners = {i: tuple(j for j in team if j != i) for i in team}
+                    label = sol.structure.label(names)
+                else:
+                    label = "no stable coalition structure exists: the team stays"
+            else:
+                sol = solve_pairs(inst)
+                pairs = sorted(sol.pairs or ())
+                team = tuple(sorted({i for p in pairs for i in p}))
+                partners = {a: (b,) for a, b in pairs} | {b: (a,) for a, b in pairs}
+                label = " ".join(f"{{{names[a]}, {names[b]}}}" for a, b in pairs) or "no pairs"
+            run.matching_rounds.append(r)
+            rematch_at = None
+        misaligned = [
+            (names[i], names[j], float(inst.phi[i, j]))
+            for i in team
+            for j in partners.get(i, ())
+            if inst.has_beliefs[i] and not inst.trusted(i, j)
+        ]
+        signal = bool(misaligned)
+        if signal and rematch_at is None:
+            rematch_at = r + (2 if adapt else 1)
+        rec = RoundRecord(
+            r,
+            matched,
+            team,
+            label,
+            {names[i]: ftm(inst, i) for i in range(inst.n) if inst.has_beliefs[i]},
+            misaligned,
+            signal,
+        )
+        run.rounds.append(rec)
+        if log is not None:
+            _log_round(log, inst, rec, condition, episode)
+    return run
+
+
+def _log_round(log: RunLog, inst: AlignmentInstance, rec: RoundRecord, condition: str, episode: int | None) -> None:
+    names = inst.names
+    for i in range(inst.n):
+        if not inst.has_beliefs[i]:
+            continue
+        log.event(
+            "alignment",
+            {
+                "scores": {names[j]: float(inst.scores[i, j]) for j in range(inst.n) if j != i},
+                "misalignment": {names[j]: round(float(inst.phi[i, j]), 4) for j in range(inst.n) if j != i},
+                "epsilon": inst.epsilon,
+                "ftm": rec.ftm[names[i]],
+            },
+            condition=condition,
+            episode=episode,
+            step=rec.round,
+            agent=names[i],
+        )
+    log.event(
+        "coalition",
+        {"matched": rec.matched, "team": [names[i] for i in rec.team], "structure": rec.structure},
+        condition=condition,
+        episode=episode,
+        step=rec.round,
+    )
+    if rec.signal:
+        log.event(
+            "rematch",
+            {"misaligned": [{"by": a, "about": b, "phi": p} for a, b, p in rec.misaligned]},
+            condition=condition,
+            episode=episode,
+            step=rec.round,
+        )
