@@ -81,6 +81,18 @@ def _control() -> clingo.Control:
     return clingo.Control(["--warn=none", "--opt-mode=opt"])
 
 
+def _last_model(ctl: clingo.Control) -> list[clingo.Symbol] | None:
+    """The shown atoms of the last model found (the optimum, in optimization mode), or None if unsatisfiable."""
+    best: list[clingo.Symbol] | None = None
+
+    def on_model(model: clingo.Model) -> None:
+        nonlocal best
+        best = model.symbols(shown=True)
+
+    result = ctl.solve(on_model=on_model)
+    return None if result.unsatisfiable else best
+
+
 def _partition_facts(inst: AlignmentInstance) -> str:
     w, scale = inst.weights, lcm_upto(inst.n)
     facts = [f"n({inst.n}).", f"min_size({inst.min_size})."]
@@ -150,14 +162,8 @@ def solve_coalitions(inst: AlignmentInstance, *, optimize: bool = True, max_iter
     ctl.ground([("base", [])])
     cuts = 0
     for it in range(1, max_iterations + 1):
-        best: list[clingo.Symbol] | None = None
-
-        def on_model(model: clingo.Model) -> None:
-            nonlocal best
-            best = model.symbols(shown=True)
-
-        result = ctl.solve(on_model=on_model)
-        if result.unsatisfiable or best is None:
+        best = _last_model(ctl)
+        if best is None:
             return Solution(False, iterations=it, cuts=cuts, seconds=time.perf_counter() - t0)
         structure = _structure(best, inst.n)
         blocking = _blocking_coalition(inst, structure)
@@ -189,14 +195,8 @@ def solve_pairs(inst: AlignmentInstance, *, unaligned_acceptable: bool = True, a
     ctl = _control()
     ctl.add("base", [], PAIRS + "\n".join(facts))
     ctl.ground([("base", [])])
-    best: list[clingo.Symbol] | None = None
-
-    def on_model(model: clingo.Model) -> None:
-        nonlocal best
-        best = model.symbols(shown=True)
-
-    result = ctl.solve(on_model=on_model)
-    if result.unsatisfiable or best is None:
+    best = _last_model(ctl)
+    if best is None:
         return Solution(False, iterations=1, seconds=time.perf_counter() - t0)
     pairs: Pairs = frozenset((s.arguments[0].number, s.arguments[1].number) for s in best)
     return Solution(

@@ -40,7 +40,6 @@ from tomlib.llm._request import (
 )
 from tomlib.llm._store import ResponseStore, scrub_surrogates
 from tomlib.paths import transcripts_dir
-from tomlib.redact import redact
 
 log = logging.getLogger("tomlib.llm")
 LONG_WAIT_S = 5.0
@@ -376,7 +375,7 @@ class ChatModel:
             )
         if stored is None:
             # redacted before anyone sees it, so a live reply and its replay are the same text
-            stored = redact(await self._live(request))
+            stored = self.store.redact(await self._live(request))
             # off the engine loop: a store locked by another process must not stall the other calls
             await asyncio.to_thread(self.store.put, request, stored, replace=self.mode == "record", key=key)
             self._account(stored)

@@ -28,7 +28,7 @@ from typing import Any
 from tomlib.llm._errors import StoreError, TranscriptError
 from tomlib.llm._request import canonical_json, request_key, sample_key_from_json
 from tomlib.paths import store_path
-from tomlib.redact import redact, redact_text
+from tomlib.redact import Redactor
 
 log = logging.getLogger("tomlib.llm")
 
@@ -104,6 +104,7 @@ class ResponseStore:
         self.lock_wait_s = lock_wait_s
         self.spool_dir = self.path.with_name(self.path.name + ".spool")
         self.transcript_problems: dict[str, str] = {}
+        self.redact = Redactor()  # one per store: rebuilt only when a new key is registered
         self._spooled: dict[str, dict[str, Any]] = {}
         self._spool_lock = threading.Lock()
         self._local = threading.local()
@@ -179,7 +180,7 @@ class ResponseStore:
         stays locked for ``lock_wait_s``, the response is spooled beside the store and written later.
         """
         key = key or request_key(request)
-        request, response = redact(request), redact(response)
+        request, response = self.redact(request), self.redact(response)
         try:
             self._insert(key, request, response, replace)
         except sqlite3.OperationalError as exc:
@@ -289,7 +290,7 @@ class ResponseStore:
         n = 0
         with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz:
             for rec in self.iter_records(experiment=experiment, model=model):
-                line = redact_text(canonical_json({"request": rec["request"], "response": rec["response"]}))
+                line = self.redact.text(canonical_json({"request": rec["request"], "response": rec["response"]}))
                 gz.write(line.encode() + b"\n")
                 n += 1
         out = Path(path)
