@@ -1,0 +1,95 @@
+"""The programming benchmarks, read from ``data/datasets/`` (copied from ``../shared/datasets/``; provenance and
+licenses in ``data/datasets/SOURCES.md``): HumanEval (164 tasks, MIT) and MBPP (974 tasks, CC BY 4.0).
+
+MBPP's README splits task ids 11-510 as *test*, 1-10 as few-shot *prompt*, 511-600 *validation* and 601-974
+*train*. tomlib evaluates on the test split (500 tasks), the one the field reports; ``"sanitized"`` is the
+hand-checked subset of 427 tasks (257 of them in the test range).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+from tomlib.errors import UsageError
+from tomlib.paths import data_dir
+
+MbppSplit = Literal["test", "prompt", "validation", "train", "all", "sanitized"]
+MBPP_RANGES = {"prompt": (1, 10), "test": (11, 510), "validation": (511, 600), "train": (601, 974), "all": (1, 974)}
+
+
+@dataclass(frozen=True)
+class CodeTask:
+    """One programming task: what the model is asked, a reference solution, and the tests that judge code."""
+
+    task_id: str
+    benchmark: str
+    prompt: str
+    reference: str
+    tests: str
+    entry_point: str = ""
+    examples: tuple[str, ...] = ()
+
+    def program(self, solution: str) -> str:
+        """The code run before the tests: for HumanEval the prompt's imports and signature come with it."""
+        if self.benchmark == "humaneval" and not solution.lstrip().startswith(("def ", "import ", "from ")):
+            return self.prompt + solution  # a bare function body, as the canonical solutions are
+        return solution
+
+
+@cache
+def humaneval() -> tuple[CodeTask, ...]:
+    """All 164 HumanEval tasks; ``reference`` is the prompt plus the canonical solution."""
+    path = data_dir() / "datasets" / "humaneval" / "HumanEval.jsonl.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    return tuple(
+        CodeTask(
+            task_id=r["task_id"],
+            benchmark="humaneval",
+            prompt=r["prompt"],
+            reference=r["prompt"] + r["canonical_solution"],
+            tests=r["test"] + f"\n\ncheck({r['entry_point']})\n",
+            entry_point=r["entry_point"],
+        )
+        for r in rows
+    )
+
+
+@cache
+def mbpp(split: MbppSplit = "test") -> tuple[CodeTask, ...]:
+    """MBPP tasks of one split (see the module docstring); the tests are the task's asserts."""
+    folder = data_dir() / "datasets" / "mbpp"
+    if split == "sanitized":
+        rows = json.loads((folder / "sanitized-mbpp.json").read_text(encoding="utf-8"))
+        return tuple(
+            CodeTask(
+                task_id=f"MBPP/{r['task_id']}",
+                benchmark="mbpp",
+                prompt=r["prompt"],
+                reference=r["code"],
+                tests="\n".join([*r.get("test_imports", []), *r["test_list"]]) + "\n",
+                examples=tuple(r["test_list"]),
+            )
+            for r in rows
+        )
+    if split not in MBPP_RANGES:
+        raise UsageError(f"Unknown MBPP split {split!r}; use one of {', '.join([*MBPP_RANGES, 'sanitized'])}.")
+    lo, hi = MBPP_RANGES[split]
+    with open(folder / "mbpp.jsonl", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    return tuple(
+        CodeTask(
+            task_id=f"MBPP/{r['task_id']}",
+            benchmark="mbpp",
+            prompt=r["text"],
+            reference=r["code"],
+            tests="\n".join([r.get("test_setup_code", ""), *r["test_list"]]) + "\n",
+            examples=tuple(r["test_list"]),
+        )
+        for r in rows
+        if lo <= r["task_id"] <= hi
+    )
