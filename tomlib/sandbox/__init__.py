@@ -12,6 +12,6 @@ all fail. Code written to defeat the harness from the inside (reading its closur
 in-process checker.
 """
 
-from tomlib.sandbox._run import CheckResult, Limits, check_many, run_tests
+from tomlib.sandbox._run import CheckResult, Limits, check_many, isolation_available, run_tests
 
-__all__ = ["CheckResult", "Limits", "check_many", "run_tests"]
+__all__ = ["CheckResult", "Limits", "check_many", "isolation_available", "run_tests"]

@@ -195,3 +195,13 @@ def check_many(
 
     with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
         return list(pool.map(one, jobs))
+
+
+_probe: dict[str, list[str]] = {}
+
+
+def isolation_available() -> list[str]:
+    """The protections a check gets on this machine (probed once with a trivial program)."""
+    if "x" not in _probe:
+        _probe["x"] = run_tests("", "", limits=Limits(timeout_s=30)).isolation
+    return _probe["x"]
