@@ -112,3 +112,14 @@ def test_a_wrong_solution_fails_and_a_body_only_completion_gets_its_signature() 
     assert run_tests(task.program(body), task.tests).passed
     assert not run_tests(task.program("    return True\n"), task.tests).passed
     assert isinstance(task, CodeTask) and task.entry_point == "has_close_elements"
+
+
+def test_an_interpreter_reached_through_tmp_still_runs_checks(tmp_path: Path) -> None:
+    # a checkout (and its .venv) under /tmp: the program's /tmp is private and empty, so the launcher must exec the
+    # real interpreter, not the link it was started through
+    link = tmp_path / "python"
+    link.symlink_to(sys.executable)
+    code = "from tomlib.sandbox import run_tests\nr = run_tests('x = 1', 'assert x == 1')\nprint(r.passed, r.reason)"
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([str(link), "-c", code], capture_output=True, text=True, env={"PYTHONPATH": str(root)})
+    assert out.stdout.startswith("True"), out.stdout + out.stderr

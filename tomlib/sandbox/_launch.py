@@ -79,6 +79,9 @@ def main() -> None:
     with open(sys.argv[1]) as fh:
         spec = json.load(fh)
     program = spec["program"]
+    # the real interpreter, not a venv's link to it: a checkout (and its .venv) may live under /tmp, which the
+    # program gets a private, empty copy of; with -I -S nothing of the venv is used anyway
+    interpreter = os.path.realpath(sys.executable)
     applied = ["rlimits", "fresh-cwd", "clean-env"]
     root = os.geteuid() == 0
     if root and spec["namespaces"]:
@@ -105,7 +108,7 @@ def main() -> None:
     nproc = _processes_of(os.geteuid()) + limits["processes"]
     resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
     os.write(spec["report_fd"], (",".join(applied) + "\n").encode())  # the program's harness writes the token next
-    os.execve(sys.executable, [sys.executable, "-I", "-S", program], spec["env"])
+    os.execve(interpreter, [interpreter, "-I", "-S", program], spec["env"])
 
 
 if __name__ == "__main__":
