@@ -80,3 +80,9 @@ def test_results_dir_that_cannot_be_written(tmp_path: Path, capsys: pytest.Captu
     blocker.write_text("not a directory")
     err = one_line_error(capsys, ["run", "00", "--results", str(blocker / "results"), "--no-html"])
     assert "is not writable" in err and "--results DIR" in err
+
+
+def test_a_negative_budget_is_refused_by_the_parser(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--max-usd", "-1"])
+    assert info.value.code == 2 and "must be 0 or more" in capsys.readouterr().err

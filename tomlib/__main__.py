@@ -112,9 +112,24 @@ def _cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
+def _at_least_zero(kind: type) -> Any:
+    def parse(text: str) -> Any:
+        value = kind(text)
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
 def _budget_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-usd", type=float, default=None, help="stop live calls after this many dollars")
-    p.add_argument("--max-tokens", type=int, default=None, help="stop live calls after this many tokens")
+    p.add_argument(
+        "--max-usd", type=_at_least_zero(float), default=None, help="stop live calls after this many dollars"
+    )
+    p.add_argument(
+        "--max-tokens", type=_at_least_zero(int), default=None, help="stop live calls after this many tokens"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
