@@ -44,7 +44,7 @@ def run(instances: int, seed: int) -> None:
         def fmt(ts: list[float]) -> str:
             return f"{np.mean(ts):.3f} (max {max(ts):.3f})" if ts else "—"
 
-        r_any = f"{np.mean(brute_t) / np.mean(any_t):.0f}x" if brute_t else "—"
+        r_any = f"{np.mean(brute_t) / np.mean(any_t):.1f}x" if brute_t else "—"
         r_opt = f"{np.mean(brute_t) / np.mean(opt_t):.1f}x" if brute_t else "—"
         print(f"{n:>3} {fmt(any_t):>24} {fmt(opt_t):>21} {fmt(brute_t):>17} {r_any:>17} {r_opt:>17} "
               f"{stable:>4}/{instances}")  # fmt: skip

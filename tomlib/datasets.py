@@ -59,6 +59,17 @@ def humaneval() -> tuple[CodeTask, ...]:
     )
 
 
+def _mbpp_task(task_id: int, prompt: str, code: str, setup: list[str], asserts: list[str]) -> CodeTask:
+    return CodeTask(
+        task_id=f"MBPP/{task_id}",
+        benchmark="mbpp",
+        prompt=prompt,
+        reference=code,
+        tests="\n".join([*setup, *asserts]) + "\n",
+        examples=tuple(asserts),
+    )
+
+
 @cache
 def mbpp(split: MbppSplit = "test") -> tuple[CodeTask, ...]:
     """MBPP tasks of one split (see the module docstring); the tests are the task's asserts."""
@@ -66,15 +77,7 @@ def mbpp(split: MbppSplit = "test") -> tuple[CodeTask, ...]:
     if split == "sanitized":
         rows = json.loads((folder / "sanitized-mbpp.json").read_text(encoding="utf-8"))
         return tuple(
-            CodeTask(
-                task_id=f"MBPP/{r['task_id']}",
-                benchmark="mbpp",
-                prompt=r["prompt"],
-                reference=r["code"],
-                tests="\n".join([*r.get("test_imports", []), *r["test_list"]]) + "\n",
-                examples=tuple(r["test_list"]),
-            )
-            for r in rows
+            _mbpp_task(r["task_id"], r["prompt"], r["code"], r.get("test_imports", []), r["test_list"]) for r in rows
         )
     if split not in MBPP_RANGES:
         raise UsageError(f"Unknown MBPP split {split!r}; use one of {', '.join([*MBPP_RANGES, 'sanitized'])}.")
@@ -82,14 +85,7 @@ def mbpp(split: MbppSplit = "test") -> tuple[CodeTask, ...]:
     with open(folder / "mbpp.jsonl", encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh if line.strip()]
     return tuple(
-        CodeTask(
-            task_id=f"MBPP/{r['task_id']}",
-            benchmark="mbpp",
-            prompt=r["text"],
-            reference=r["code"],
-            tests="\n".join([r.get("test_setup_code", ""), *r["test_list"]]) + "\n",
-            examples=tuple(r["test_list"]),
-        )
+        _mbpp_task(r["task_id"], r["text"], r["code"], [r.get("test_setup_code", "")], r["test_list"])
         for r in rows
         if lo <= r["task_id"] <= hi
     )

@@ -79,24 +79,22 @@ def strictly_prefers(inst: AlignmentInstance, i: int, new: Sequence[int], curren
     return sn * kc < sc * kn
 
 
-def find_blocking(inst: AlignmentInstance, structure: CoalitionStructure) -> Coalition | None:
-    """A blocking coalition of ``structure`` (smallest first), or None when it is stable. Brute force."""
+def _blocking(inst: AlignmentInstance, structure: CoalitionStructure) -> Iterator[Coalition]:
+    """Every blocking coalition of ``structure``, smallest first. Brute force."""
     where = {i: structure.coalition_of(i) for i in range(inst.n)}
     for size in range(inst.min_size, inst.n + 1):
         for cand in itertools.combinations(range(inst.n), size):
             if all(strictly_prefers(inst, i, cand, where[i]) for i in cand):
-                return cand
-    return None
+                yield cand
+
+
+def find_blocking(inst: AlignmentInstance, structure: CoalitionStructure) -> Coalition | None:
+    """A blocking coalition of ``structure`` (smallest first), or None when it is stable. Brute force."""
+    return next(_blocking(inst, structure), None)
 
 
 def all_blocking(inst: AlignmentInstance, structure: CoalitionStructure) -> list[Coalition]:
-    where = {i: structure.coalition_of(i) for i in range(inst.n)}
-    return [
-        cand
-        for size in range(inst.min_size, inst.n + 1)
-        for cand in itertools.combinations(range(inst.n), size)
-        if all(strictly_prefers(inst, i, cand, where[i]) for i in cand)
-    ]
+    return list(_blocking(inst, structure))
 
 
 def enumerate_structures(n: int, min_size: int) -> Iterator[CoalitionStructure]:

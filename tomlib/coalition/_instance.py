@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -63,7 +64,7 @@ class AlignmentInstance:
     def n(self) -> int:
         return len(self.names)
 
-    @property
+    @cached_property
     def phi(self) -> np.ndarray:
         """Misalignment matrix φ_ij = (1 - s_ij) / 2 (diagonal 0; rows without beliefs 0)."""
         out = misalignment(np.asarray(self.scores, dtype=float))
@@ -71,7 +72,7 @@ class AlignmentInstance:
         out[~np.asarray(self.has_beliefs)] = 0.0
         return out
 
-    @property
+    @cached_property
     def weights(self) -> np.ndarray:
         """Integer preference weights w_ij (quantized φ_ij ∓ λ·α_j): B'_i(S) is the mean of w_ij over j in S."""
         sign = -1.0 if self.ability_sign == "intent" else 1.0

@@ -188,14 +188,11 @@ class ResponseStore:
                 raise StoreError(f"Writing to the response store {self.path} failed: {exc}.") from None
             self._spool(key, request, response, replace)
             return key
-        if self._spooled or self._spool_has_files():
+        if self._spooled:  # this process spooled while locked; another process's spool is drained at open
             self.drain_spool()
         return key
 
     # -- the spool: answered replies waiting for a locked store -----------------------------------
-
-    def _spool_has_files(self) -> bool:
-        return self.spool_dir.is_dir() and any(self.spool_dir.iterdir())
 
     def _spool(self, key: str, request: dict[str, Any], response: dict[str, Any], replace: bool) -> None:
         self.spool_dir.mkdir(parents=True, exist_ok=True)

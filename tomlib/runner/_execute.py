@@ -198,9 +198,8 @@ def budget_env(budget: Budget | None, results: Path) -> Iterator[Path | None]:
                 os.environ[k] = v
 
 
-def spend_line(ledger: Path, budget: Budget) -> tuple[str, bool]:
+def spend_line(tokens: int, usd: float, calls: int, budget: Budget) -> tuple[str, bool]:
     """The run's spend so far in words, and whether the budget is spent."""
-    tokens, usd, calls = read_ledger(ledger)
     spent = (budget.max_tokens is not None and tokens >= budget.max_tokens) or (
         budget.max_usd is not None and usd >= budget.max_usd
     )
@@ -283,9 +282,9 @@ def _run_books(
         after = _table_mtimes(res)
         spent = ""
         if ledger is not None and budget is not None:
-            tokens, usd, _ = read_ledger(ledger)
+            tokens, usd, calls = read_ledger(ledger)
             spent = f"{tokens - spent_before[0]:,} tokens, ${usd - spent_before[1]:.4f}"
-            total, stopped = spend_line(ledger, budget)
+            total, stopped = spend_line(tokens, usd, calls, budget)
             stopped = stopped or "BudgetExceeded" in error
             tqdm.write(f"{nb.stem}: spent {spent}; run so far: {total}")
         tables = sorted(t for t, m in after.items() if before.get(t) != m)

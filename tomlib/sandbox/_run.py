@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 _LAUNCHER = Path(__file__).with_name("_launch.py")
@@ -197,11 +198,7 @@ def check_many(
         return list(pool.map(one, jobs))
 
 
-_probe: dict[str, list[str]] = {}
-
-
-def isolation_available() -> list[str]:
+@cache
+def isolation_available() -> tuple[str, ...]:
     """The protections a check gets on this machine (probed once with a trivial program)."""
-    if "x" not in _probe:
-        _probe["x"] = run_tests("", "", limits=Limits(timeout_s=30)).isolation
-    return _probe["x"]
+    return tuple(run_tests("", "", limits=Limits(timeout_s=30)).isolation)
