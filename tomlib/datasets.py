@@ -34,10 +34,14 @@ class CodeTask:
     examples: tuple[str, ...] = ()
 
     def program(self, solution: str) -> str:
-        """The code run before the tests: for HumanEval the prompt's imports and signature come with it."""
-        if self.benchmark == "humaneval" and not solution.lstrip().startswith(("def ", "import ", "from ")):
-            return self.prompt + solution  # a bare function body, as the canonical solutions are
-        return solution
+        """The code run before the tests. HumanEval: a bare function body gets the prompt (imports and signature)
+        in front, as the canonical solutions do; a whole function gets the prompt's import lines."""
+        if self.benchmark != "humaneval":
+            return solution
+        if not solution.lstrip().startswith(("def ", "import ", "from ", "@", "class ")):
+            return self.prompt + solution
+        imports = [ln for ln in self.prompt.splitlines() if ln.startswith(("import ", "from "))]
+        return "\n".join([*imports, solution]) if imports else solution
 
 
 @cache

@@ -39,10 +39,11 @@ from tomlib.coalition._pairs import (
     pair_prefers,
     pairs_of,
 )
-from tomlib.coalition._rounds import Algorithm1Run, RoundRecord, ftm, run_algorithm1
+from tomlib.coalition._rounds import Algorithm1, Algorithm1Run, RoundRecord, ftm, run_algorithm1
 
 __all__ = [
     "MAX_AGENTS",
+    "Algorithm1",
     "Algorithm1Run",
     "AlignmentInstance",
     "CoalitionInputError",

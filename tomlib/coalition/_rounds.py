@@ -84,6 +84,82 @@ class Algorithm1Run:
         )
 
 
+class Algorithm1:
+    """Algorithm 1 one round at a time, for teams whose next round depends on the current coalition.
+
+    ``step(scores)`` takes the round's score matrix, (re)matches when due, and returns the round's record; ``run``
+    holds every round so far.
+    """
+
+    def __init__(
+        self,
+        base: AlignmentInstance,
+        *,
+        mechanism: Mechanism = "iclr",
+        adaptation: bool | None = None,
+        log: RunLog | None = None,
+        condition: str = "",
+        episode: int | None = None,
+    ) -> None:
+        self.base, self.mechanism = base, mechanism
+        self.adapt = (mechanism == "iclr") if adaptation is None else adaptation
+        self.log, self.condition, self.episode = log, condition, episode
+        self.run = Algorithm1Run()
+        self.rematch_at: int | None = 1
+        self.team: tuple[int, ...] = tuple(range(base.n))
+        self.partners: dict[int, tuple[int, ...]] = {i: tuple(j for j in self.team if j != i) for i in self.team}
+        self.label = "all agents"
+
+    def _match(self, inst: AlignmentInstance) -> None:
+        names = inst.names
+        if self.mechanism == "iclr":
+            sol = solve_coalitions(inst)
+            if sol.structure is not None:
+                self.team = selected_team(inst, sol.structure) or ()
+                self.partners = {i: tuple(j for j in self.team if j != i) for i in self.team}
+                self.label = sol.structure.label(names)
+            else:
+                self.label = "no stable coalition structure exists: the team stays"
+        else:
+            pairs = sorted(solve_pairs(inst).pairs or ())
+            self.team = tuple(sorted({i for p in pairs for i in p}))
+            self.partners = {a: (b,) for a, b in pairs} | {b: (a,) for a, b in pairs}
+            self.label = " ".join(f"{{{names[a]}, {names[b]}}}" for a, b in pairs) or "no pairs"
+
+    def step(self, scores: np.ndarray | Sequence[Sequence[float]]) -> RoundRecord:
+        """One round: match if round 1 or a re-match is due, then check the team's beliefs against ε."""
+        r = len(self.run.rounds) + 1
+        inst = self.base.with_scores(scores)
+        matched = self.rematch_at is not None and r >= self.rematch_at
+        if matched:
+            self._match(inst)
+            self.run.matching_rounds.append(r)
+            self.rematch_at = None
+        names = inst.names
+        misaligned = [
+            (names[i], names[j], float(inst.phi[i, j]))
+            for i in self.team
+            for j in self.partners.get(i, ())
+            if inst.has_beliefs[i] and not inst.trusted(i, j)
+        ]
+        signal = bool(misaligned)
+        if signal and self.rematch_at is None:
+            self.rematch_at = r + (2 if self.adapt else 1)
+        rec = RoundRecord(
+            r,
+            matched,
+            self.team,
+            self.label,
+            {names[i]: ftm(inst, i) for i in range(inst.n) if inst.has_beliefs[i]},
+            misaligned,
+            signal,
+        )
+        self.run.rounds.append(rec)
+        if self.log is not None:
+            _log_round(self.log, inst, rec, self.condition, self.episode)
+        return rec
+
+
 def run_algorithm1(
     base: AlignmentInstance,
     rounds: Sequence[np.ndarray | Sequence[Sequence[float]]],
@@ -95,55 +171,10 @@ def run_algorithm1(
     episode: int | None = None,
 ) -> Algorithm1Run:
     """Algorithm 1 on a sequence of score matrices (one per round); events go to ``log`` when given."""
-    adapt = (mechanism == "iclr") if adaptation is None else adaptation
-    run = Algorithm1Run()
-    rematch_at: int | None = 1
-    team: tuple[int, ...] = tuple(range(base.n))
-    partners: dict[int, tuple[int, ...]] = {i: tuple(j for j in team if j != i) for i in team}
-    label = "all agents"
-    names = base.names
-    for r, scores in enumerate(rounds, 1):
-        inst = base.with_scores(scores)
-        matched = rematch_at is not None and r >= rematch_at
-        if matched:
-            if mechanism == "iclr":
-                sol = solve_coalitions(inst)
-                if sol.structure is not None:
-                    team = selected_team(inst, sol.structure) or ()
-                    partners = {i: tuple(j for j in team if j != i) for i in team}
-                    label = sol.structure.label(names)
-                else:
-                    label = "no stable coalition structure exists: the team stays"
-            else:
-                sol = solve_pairs(inst)
-                pairs = sorted(sol.pairs or ())
-                team = tuple(sorted({i for p in pairs for i in p}))
-                partners = {a: (b,) for a, b in pairs} | {b: (a,) for a, b in pairs}
-                label = " ".join(f"{{{names[a]}, {names[b]}}}" for a, b in pairs) or "no pairs"
-            run.matching_rounds.append(r)
-            rematch_at = None
-        misaligned = [
-            (names[i], names[j], float(inst.phi[i, j]))
-            for i in team
-            for j in partners.get(i, ())
-            if inst.has_beliefs[i] and not inst.trusted(i, j)
-        ]
-        signal = bool(misaligned)
-        if signal and rematch_at is None:
-            rematch_at = r + (2 if adapt else 1)
-        rec = RoundRecord(
-            r,
-            matched,
-            team,
-            label,
-            {names[i]: ftm(inst, i) for i in range(inst.n) if inst.has_beliefs[i]},
-            misaligned,
-            signal,
-        )
-        run.rounds.append(rec)
-        if log is not None:
-            _log_round(log, inst, rec, condition, episode)
-    return run
+    algo = Algorithm1(base, mechanism=mechanism, adaptation=adaptation, log=log, condition=condition, episode=episode)
+    for scores in rounds:
+        algo.step(scores)
+    return algo.run
 
 
 def _log_round(log: RunLog, inst: AlignmentInstance, rec: RoundRecord, condition: str, episode: int | None) -> None:

@@ -12,6 +12,7 @@ all fail. Code written to defeat the harness from the inside (reading its closur
 in-process checker.
 """
 
+from tomlib.sandbox._cache import CheckCache, check_key
 from tomlib.sandbox._run import CheckResult, Limits, check_many, isolation_available, run_tests
 
-__all__ = ["CheckResult", "Limits", "check_many", "isolation_available", "run_tests"]
+__all__ = ["CheckCache", "CheckResult", "Limits", "check_key", "check_many", "isolation_available", "run_tests"]

@@ -42,6 +42,9 @@ def step_html(view: StepView) -> str:
 
 
 def _outcome(score: dict[str, Any]) -> str:
+    if "answer" in score:
+        verdict = "passes" if score.get("passed") else "fails"
+        return f"last round: team answer by {score['answer']} {verdict} the tests; FTM {score.get('value', 0):.0f}%"
     if "final_health" in score:
         counters = {k: v for k, v in score.items() if k not in ("final_health", "health")}
         return f"final mean health {score['final_health']:.2f}; {counters}"
@@ -61,6 +64,8 @@ def game_panel(view: StepView) -> str:
             else '<div class="dim">1, 2: cooks; P pot, O onions, D dishes, S serving, X counter</div>'
         )
         return _card("before", before) + _card("after", after + legend)
+    if view.kind == "programming":
+        return _card(f"round {view.before.get('round', view.step)}", programming_round(view))
     if view.kind == "city":
         return _card("city before this action", city_map(view.before)) + (
             _card("after", city_map(view.after)) if view.after else ""
@@ -88,6 +93,13 @@ def agent_card(a: AgentStep, view: StepView) -> str:
         parts.append(bdi_sections(b))
     for v in a.verifications:
         parts.append(verification_block(v))
+    if a.alignment:
+        parts.append(alignment_table(a.alignment))
+    if a.code is not None:
+        parts.append(code_block(a.code, a.tests))
+    for t in a.attempts:
+        if "problem" in t:
+            parts.append(f"<div class='dim'>reply problem: {escape(str(t['problem']))}</div>")
     for t in a.attempts:
         if "illegal" in t:
             said = str(t["illegal"])
@@ -106,8 +118,9 @@ def agent_card(a: AgentStep, view: StepView) -> str:
 def levels_table(levels: list[Any]) -> str:
     """Nested ToM levels side by side, innermost (ToM-0) first: belief → explanation → action."""
     cols = "".join(
-        f"<td style='vertical-align:top'><b>ToM-{lv.order}</b> as {escape(lv.seat)}<br>"
-        f"predicts: <b>{escape(str(lv.prediction))}</b><br>"
+        f"<td style='vertical-align:top; text-align:left'><b>ToM-{lv.order}</b> as {escape(lv.seat)}<br>"
+        f"{'believes' if lv.seat == 'PM' or lv.seat.startswith('Engineer') else 'predicts'}: "
+        f"<b>{escape(str(lv.prediction))}</b><br>"
         f"<span class='dim'>{escape(lv.explanation[:300])}</span><br>acts: <b>{escape(str(lv.action))}</b></td>"
         for lv in levels
     )
@@ -263,3 +276,60 @@ def _card(title: str, body: str) -> str:
 
 def _pre(text: Any) -> str:
     return f"<pre>{escape(str(text))}</pre>"
+
+
+def programming_round(view: StepView) -> str:
+    """Iterative programming (coalition paper §6.3): the team in force, re-match signals and the team's answer."""
+    b, ev = view.before, view.round_events
+    parts = [
+        f"<div>{escape(str(b.get('benchmark', '')))} {escape(str(b.get('task', '')))} · PM ToM-{b.get('pm_tom')} · "
+        f"engineers ToM-{b.get('eng_tom')} · {escape(str(b.get('matching', '')))}</div>"
+    ]
+    if "coalition" in ev:
+        c = ev["coalition"]
+        how = "matched this round" if c.get("matched") else "kept"
+        parts.append(f"<div>coalition ({how}): <b>{escape(str(c.get('structure')))}</b></div>")
+    if "rematch" in ev:
+        who = ", ".join(f"{m['by']}→{m['about']} (φ {m['phi']:.2f})" for m in ev["rematch"].get("misaligned", []))
+        parts.append(f"<div class='bad'>re-match signal: {escape(who)}</div>")
+    if "score" in ev:
+        s = ev["score"]
+        mark = "<span class='ok'>✔ passes</span>" if s.get("passed") else "<span class='bad'>✘ fails</span>"
+        parts.append(
+            f"<div>team: {escape(', '.join(s.get('team', [])))} · FTM {s.get('value', 0):.0f}% (over all engineers "
+            f"{100 * s.get('ftm_all', 0):.0f}%)</div><div>team answer: <b>{escape(str(s.get('answer')))}</b>'s code "
+            f"{mark} the tests</div>"
+        )
+    if b.get("statement"):
+        parts.append(f"<details><summary>task</summary>{_pre(b['statement'])}</details>")
+    return "".join(parts)
+
+
+def alignment_table(p: dict[str, Any]) -> str:
+    """The PM's Appendix A scores s, misalignment φ = (1 - s)/2 and trust (φ ≤ ε) per engineer, with FTM."""
+    eps = float(p.get("epsilon", 0.25))
+    phi = p.get("misalignment") or {}
+    ok, bad = "<span class='ok'>trusted</span>", "<span class='bad'>not trusted</span>"
+    rows = "".join(
+        f"<tr><td>{escape(name)}</td><td>{s:+.2f}</td><td>{phi.get(name, 0):.2f}</td>"
+        f"<td>{ok if phi.get(name, 1) <= eps else bad}</td></tr>"
+        for name, s in (p.get("scores") or {}).items()
+    )
+    return (
+        f"<div><b>belief-action alignment</b> (ε = {eps:g}; FTM over all {100 * float(p.get('ftm', 0)):.0f}%)</div>"
+        f"<table><tr><th>engineer</th><th>score s</th><th>φ</th><th></th></tr>{rows}</table>"
+    )
+
+
+def code_block(code: str, tests: dict[str, Any] | None) -> str:
+    """An engineer's code, collapsed, with its test outcome."""
+    if tests is None:
+        verdict = "<span class='dim'>not run</span>"
+    elif tests.get("passed"):
+        verdict = "<span class='ok'>✔ passes the tests</span>"
+    else:
+        why = escape(str(tests.get("reason", ""))[:200])
+        verdict = f"<span class='bad'>✘ {escape(str(tests.get('status')))}: {why}</span>"
+    return (
+        f"<div>{verdict}</div><details><summary>code ({len(code.splitlines())} lines)</summary>{_pre(code)}</details>"
+    )

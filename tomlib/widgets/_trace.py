@@ -18,6 +18,7 @@ import pandas as pd
 from tomlib.trace import load_runs
 
 AGENT_KINDS = ("llm_call", "belief", "prediction", "action", "expert_weights", "alignment", "verification")
+ROUND_KINDS = ("coalition", "score", "rematch")
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,9 @@ class AgentStep:
     bdi: list[dict[str, Any]] = field(default_factory=list)
     verifications: list[dict[str, Any]] = field(default_factory=list)
     attempts: list[dict[str, Any]] = field(default_factory=list)
+    code: str | None = None  # iterative programming: the engineer's code
+    tests: dict[str, Any] | None = None  # ... and its test outcome
+    alignment: dict[str, Any] | None = None  # the PM's self-evaluation (Appendix A scores, φ, ε, FTM)
 
     @property
     def prediction_hit(self) -> bool | None:
@@ -86,12 +90,15 @@ class StepView:
     history: list[list[str]]
     score: dict[str, Any] | None
     weights_series: dict[str, list[dict[str, Any]]]
+    round_events: dict[str, dict[str, Any]] = field(default_factory=dict)  # coalition / score / rematch at this step
 
 
 def game_kind(first_state: dict[str, Any]) -> str:
     """``matrix``, ``grid``, ``overcooked``, ``city`` or ``other``, from an episode's first ``env_state``."""
     if "levels" in first_state:
         return "city"
+    if first_state.get("game") == "programming":
+        return "programming"
     spec = str(first_state.get("game", ""))
     for prefix, kind in (("matrix", "matrix"), ("grid", "grid"), ("overcooked", "overcooked")):
         if spec.startswith(prefix):
@@ -258,6 +265,9 @@ class Trace:
             history=joint,
             score=ep.score if last else None,
             weights_series={a: ep.weights[a] for a in names if a in ep.weights},
+            round_events={
+                k: p for k, p in at.loc[at["kind"].isin(ROUND_KINDS), ["kind", "payload"]].itertuples(index=False)
+            },
         )
 
 
@@ -289,7 +299,7 @@ class _Episode:
             states=states,
             steps=sorted({int(s) for s in acted["step"].dropna()}),
             agents=list(dict.fromkeys(a for a in acted["agent"] if a)),
-            kind=game_kind(states.get(0, {})),
+            kind=game_kind(states[min(states)] if states else {}),
             score=scores.iloc[-1] if len(scores) else None,
             weights=weights,
         )
@@ -319,6 +329,28 @@ def _agent_step(ev: pd.DataFrame, agent: str, actions: dict[str, str], kind: str
             view.latency_s += float(p.get("latency_s") or 0.0)
             view.cache_hits += p.get("cache") == "hit"
             view.exchanges.append(p)
+        elif k == "belief" and "pm_tom" in p:  # the project manager's Appendix C levels
+            view.action = p.get("instruction")
+            for name, lv in (p.get("levels") or {}).items():
+                view.levels.append(
+                    Level(
+                        int(name.removeprefix("ToM_level")),
+                        "PM",
+                        lv.get("belief"),
+                        lv.get("action"),
+                        str(lv.get("explanation") or ""),
+                    )
+                )
+        elif k == "action" and "code" in p:  # an engineer's turn
+            view.code = str(p.get("code") or "")
+            if p.get("belief"):
+                view.levels.append(Level(p.get("eng_tom"), agent, p.get("belief"), p.get("action")))
+            if p.get("problem"):
+                view.attempts.append({"problem": p["problem"]})
+        elif k == "verification" and "status" in p:  # the engineer's code against the tests
+            view.tests = p
+        elif k == "alignment":
+            view.alignment = p
         elif k == "belief" and "order" in p:  # an LLM ToM level
             view.levels.append(
                 Level(

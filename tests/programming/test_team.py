@@ -1,0 +1,148 @@
+"""The iterative-programming team against the fake server: the round loop, FTM, the coalition, re-matches, the team
+answer, Pass@1 through the sandbox, the results contract and the explorer's panels."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import pytest
+
+from tomlib.coalition import misalignment
+from tomlib.datasets import humaneval
+from tomlib.experiments import coalition_programming as cp
+from tomlib.programming import TeamConfig, check_episodes, parse_engineer, pm_schema, run_episode
+from tomlib.report import validate_results
+from tomlib.trace import load_runs
+from tomlib.widgets import Trace, step_html
+
+GOOD = (
+    "def has_close_elements(numbers, threshold):\n"
+    "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n"
+)
+WRONG = "def has_close_elements(numbers, threshold):\n    return False\n"
+SCORES = {"Engineer1": 0.9, "Engineer2": 0.6, "Engineer3": -0.5, "Engineer4": 0.2}
+
+
+def responder(request: dict) -> str:  # type: ignore[type-arg]
+    system, user = request["messages"][0]["content"], request["messages"][-1]["content"]
+    if "evaluating your own beliefs" in system:
+        scores = dict(SCORES)
+        if "rewrote it differently" in user:  # Engineer2 drifts from round 2 on
+            scores["Engineer2"] = -0.8
+        return json.dumps({n: {"score": s, "explanation": "ok", "justification": "because"} for n, s in scores.items()})
+    if "project manager of a team" in system:
+        keys = re.search(r"with the key\(s\) ([\w, ]+)\.", user).group(1).split(", ")  # type: ignore[union-attr]
+        block = {"belief": "they will compare pairs", "explanation": "simple", "action": "The Engineer should loop."}
+        return json.dumps({k: block if k != "ToM_level0" else {"belief": "no belief", "action": "Do it."} for k in keys})
+    name = re.search(r"You are (Engineer\d)", system).group(1)  # type: ignore[union-attr]
+    later = "Your code from the last round" in user
+    if name == "Engineer4":
+        return "Action: thought about it\nI could not finish."
+    code = WRONG if name == "Engineer3" else GOOD
+    action = "rewrote it differently" if (name == "Engineer2" and later) else "compared every pair"
+    return f"Belief: they compare pairs\nAction: {action}\n```python\n{code}```"
+
+
+def play(make_model, server, cfg: TeamConfig):  # type: ignore[no-untyped-def]
+    server.responder = responder
+    chat = make_model(json_mode="json_object")
+    ep = asyncio.run(run_episode(chat, humaneval()[0], cfg))
+    check_episodes([ep], workers=2)
+    return ep
+
+
+def test_without_matching_the_team_is_everyone(make_model, server) -> None:  # type: ignore[no-untyped-def]
+    ep = play(make_model, server, TeamConfig(pm_tom=1, matching=False))
+    assert len(ep.rounds) == 5 and ep.matching_rounds == []
+    r1 = ep.rounds[0]
+    assert r1.team == ["Engineer1", "Engineer2", "Engineer3", "Engineer4"]
+    assert r1.ftm_team == r1.ftm_all == 0.5  # 0.9 and 0.6 are trusted (φ ≤ 0.25), -0.5 and 0.2 are not
+    assert r1.answer == "Engineer1" and r1.answer_passed is True
+    assert [t.passed for t in r1.turns] == [True, True, False, False]
+    assert r1.turn("Engineer4").status == "no code"
+    assert ep.rounds[1].ftm_all == 0.25  # Engineer2 drifted
+    # 6 calls a round: instruction, four engineers, one self-evaluation
+    assert len(server.requests) == 5 * 6
+
+
+def test_matching_forms_a_coalition_and_rematches_after_adaptation(make_model, server) -> None:  # type: ignore[no-untyped-def]
+    ep = play(make_model, server, TeamConfig(pm_tom=2, matching=True))
+    teams = [r.team for r in ep.rounds]
+    # round 1: the PM's best stable coalition of ⌈5/2⌉ = 3 is itself and its two best-aligned engineers
+    assert teams[0] == ["Engineer1", "Engineer2"] and ep.rounds[0].ftm_team == 1.0
+    # round 2: Engineer2 drifts (φ > ε), a re-match signal; ICLR's adaptation round 3; re-match in round 4
+    assert ep.rounds[1].rematch_signal and teams[2] == teams[1] == teams[0]
+    assert ep.matching_rounds == [1, 4] and teams[3] == ["Engineer1", "Engineer4"]
+    assert ep.lifetimes() == [3, 2] and ep.coalition_lifetime == 2.5
+    assert all(r.answer == "Engineer1" and r.answer_passed for r in ep.rounds)
+    assert misalignment(SCORES["Engineer4"]) > 0.25 and ep.rounds[3].ftm_team == 0.5
+
+
+def test_tables_follow_the_contract_and_use_the_human_eval_estimator(make_model, server, isolated) -> None:  # type: ignore[no-untyped-def]
+    server.responder = responder
+    chat = make_model(json_mode="json_object")
+    configs = cp.table3_configs() + cp.table1_configs()
+    runs = asyncio.run(
+        cp.run_programming(configs, model="fake", chat=chat, benchmarks=["humaneval"], humaneval_tasks=1,
+                           progress=False, on_estimate=None)
+    )
+    t1, t3 = cp.table1(runs), cp.table3(runs)
+    for t in (t1, t3):
+        validate_results(t)
+    ftm = t1[(t1["metric"] == "ftm") & (t1["round"] == "1")]
+    assert set(ftm["value"]) == {50.0}
+    stab = t3[t3["metric"] == "coalition_stability"]["value"].tolist()
+    assert stab == [2.5, 2.5]
+    assert set(t3[t3["metric"] == "pass_at_1_pct"]["value"]) == {100.0}
+    assert "MetaGPT itself is not run" in t3[t3["method"] == "metagpt"]["note"].iloc[0]
+    frame = cp.episode_frame(runs)
+    assert cp.engineer_pass_at_1(list(zip(frame["engineers"], frame["engineers_passed"], strict=True))) == 0.5
+    # the explorer shows the PM's levels, the alignment table, each engineer's code and test, and the coalition
+    trace = Trace(load_runs(run_ids=[runs.run_id]))
+    ref = next(r for r in trace.refs(runs.run_id, "humaneval:HumanEval/0:pm2-eng0-matching"))
+    html = step_html(trace.step(ref, 2))
+    for needle in ("ToM-1", "ToM-2", "belief-action alignment", "passes the tests", "re-match signal", "coalition"):
+        assert needle in html, needle
+    assert "Engineer3" in html and "not trusted" in html
+
+
+def test_estimate_counts_calls_and_prices() -> None:
+    est = cp.estimate("gpt-4o-mini", cp.table1_configs(), n_tasks=164, seeds=1)
+    assert est.calls == 2 * 5 * 6 * 164 and est.usd is not None and est.usd > 0
+    assert cp.estimate("local", cp.table1_configs(), 1, 1).usd == 0.0
+
+
+def test_parameters_are_checked_before_work() -> None:
+    with pytest.raises(TypeError, match="humaneval_tasks"):
+        cp.check_parameters("local", llm_mode="replay", humaneval_tasks="two", mbpp_tasks=1, seeds=1)
+    with pytest.raises(ValueError, match="seeds"):
+        cp.check_parameters("local", llm_mode="replay", humaneval_tasks=1, mbpp_tasks=1, seeds=0)
+    with pytest.raises(Exception, match="gpt-5-typo"):
+        cp.check_parameters("local,gpt-5-typo", llm_mode="replay", humaneval_tasks=1, mbpp_tasks=1, seeds=1)
+    assert cp.check_parameters(" local ", llm_mode="auto", humaneval_tasks=0, mbpp_tasks=2, seeds=3) == ["local"]
+
+
+def test_pm_schema_has_appendix_c_levels() -> None:
+    assert list(pm_schema(0).model_fields) == ["ToM_level0"]
+    assert list(pm_schema(2).model_fields) == ["ToM_level1", "ToM_level2"]
+    with pytest.raises(ValueError, match="pm_tom"):
+        TeamConfig(pm_tom=3)
+
+
+@pytest.mark.parametrize(
+    ("reply", "code", "action"),
+    [
+        ("Action: sorted it\n```python\ndef f():\n    return 1\n```", "def f():\n    return 1", "sorted it"),
+        ("**Action:** used a set\n```\nimport os\ndef f(): pass\n```\ntrailing", "import os\ndef f(): pass",
+         "used a set"),
+        ("Here you go:\ndef f(x):\n    return x\n", "def f(x):\n    return x", "Here you go:"),
+        ("```py\ndef g(): pass", "def g(): pass", "(no description given)"),
+        ("no code at all", "", "no code at all"),
+    ],
+)
+def test_engineer_replies_are_parsed_tolerantly(reply: str, code: str, action: str) -> None:
+    got = parse_engineer(reply)
+    assert got.code == code and got.action == action
+    assert (got.problem == "") == ("Action" in reply and bool(code))

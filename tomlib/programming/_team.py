@@ -1,0 +1,401 @@
+"""One episode of iterative programming: a ToM-k project manager (PM), four engineers, five rounds (§3, §6.3).
+
+Each round r:
+
+1. The PM updates its beliefs and instructs (Appendix C's levels; the highest level's action is sent to every
+   engineer). From round 2 it sees what its team did last round and how it scored them.
+2. Every engineer acts: code plus a one-line description of what it did.
+3. The PM self-evaluates its belief against each engineer's action (Appendix A): scores s in [-1, 1]. A ToM-0 PM has
+   no belief, so it scores the actions against its own instruction (what it expected them to do).
+4. FTM^k = share of the team's engineers with φ = (1 - s)/2 ≤ ε (§6.2; ``tomlib.coalition``). With matching, the
+   team is the PM's coalition from Algorithm 1 (formed in round 1, re-formed after a re-match signal); without, it
+   is all four engineers.
+5. The team's answer (our decision, the paper does not say): the code of the team engineer the PM scored highest
+   (ties: the engineer with code, then the lowest index). Pass@1 in round r is whether that code passes every test.
+
+Every engineer acts in every round, also outside the coalition: the PM needs fresh scores of all of them to decide
+a re-match. With matching, the PM's next prompt cites only its team, and only the team can supply the answer.
+Hidden tests never feed back into the prompts (Pass@1 would otherwise leak); MBPP's asserts are part of its task
+statement, as in MBPP's own prompt format.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tomlib.coalition import Algorithm1, Algorithm1Run, AlignmentInstance, ftm, make_instance
+from tomlib.datasets import CodeTask
+from tomlib.llm import ChatModel, SampleKey, StructuredOutputError
+from tomlib.programming._parse import EngineerReply, parse_engineer
+from tomlib.programming._prompts import (
+    alignment_schema,
+    engineer_messages,
+    evaluation_messages,
+    pm_messages,
+    pm_schema,
+    task_statement,
+)
+from tomlib.trace import RunLog
+
+EXPERIMENT = "coalition.programming"
+"""Sample-key experiment shared by notebooks 08-11, so a condition they share is recorded and paid for once."""
+MAX_TOM = 2
+
+
+@dataclass(frozen=True)
+class TeamConfig:
+    """One condition: the PM's and the engineers' ToM orders, matching on or off, and the run's knobs."""
+
+    pm_tom: int = 1
+    eng_tom: int = 0
+    matching: bool = False
+    engineers: int = 4
+    rounds: int = 5
+    epsilon: float = 0.25
+    pm_temperature: float = 0.2
+    eng_temperature: float = 0.7
+    pm_max_tokens: int = 700
+    eng_max_tokens: int = 512
+    eval_max_tokens: int = 700
+
+    def __post_init__(self) -> None:
+        for name in ("pm_tom", "eng_tom"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or not 0 <= v <= MAX_TOM:
+                raise ValueError(f"{name} must be 0, 1 or 2 (the orders the paper uses); got {v!r}")
+        if not 2 <= self.engineers <= 8:
+            raise ValueError(f"engineers must be between 2 and 8; got {self.engineers!r}")
+        if not isinstance(self.rounds, int) or self.rounds < 1:
+            raise ValueError(f"rounds must be a positive integer; got {self.rounds!r}")
+
+    @property
+    def setting(self) -> str:
+        return "matching" if self.matching else "no_matching"
+
+    @property
+    def label(self) -> str:
+        """``pm1-eng0-matching``: the condition name in run logs and sample keys."""
+        return f"pm{self.pm_tom}-eng{self.eng_tom}-{self.setting}"
+
+    def names(self) -> list[str]:
+        return [f"Engineer{i}" for i in range(1, self.engineers + 1)]
+
+
+@dataclass
+class EngineerTurn:
+    name: str
+    code: str
+    action: str
+    belief: str
+    problem: str = ""
+    passed: bool | None = None
+    status: str = ""
+    reason: str = ""
+
+
+@dataclass
+class RoundResult:
+    round: int
+    levels: dict[str, Any]
+    instruction: str
+    belief: str
+    turns: list[EngineerTurn]
+    scores: dict[str, float]
+    explanations: dict[str, str]
+    evaluation_problem: str
+    team: list[str]
+    structure: str
+    matched: bool
+    rematch_signal: bool
+    ftm_team: float
+    ftm_all: float
+    answer: str
+    answer_passed: bool | None = None
+
+    def turn(self, name: str) -> EngineerTurn:
+        return next(t for t in self.turns if t.name == name)
+
+
+@dataclass
+class Episode:
+    """One task under one condition and seed; ``rounds`` in order. Test outcomes are filled in by ``check``."""
+
+    task: CodeTask
+    config: TeamConfig
+    seed: int
+    rounds: list[RoundResult] = field(default_factory=list)
+    coalition: Algorithm1Run | None = None  # Algorithm 1's record, with matching
+
+    @property
+    def condition(self) -> str:
+        return f"{self.task.benchmark}:{self.task.task_id}:{self.config.label}"
+
+    @property
+    def matching_rounds(self) -> list[int]:
+        return list(self.coalition.matching_rounds) if self.coalition else []
+
+    def lifetimes(self) -> list[int]:
+        """Rounds each coalition stayed in force (§6.2); empty without matching."""
+        return self.coalition.lifetimes() if self.coalition else []
+
+    @property
+    def coalition_lifetime(self) -> float:
+        return self.coalition.coalition_lifetime if self.coalition else float("nan")
+
+
+def _key(task: CodeTask, cfg: TeamConfig, seed: int, r: int, agent: str, purpose: str) -> SampleKey:
+    return SampleKey(
+        experiment=EXPERIMENT,
+        condition=f"{task.benchmark}:{task.task_id}:{cfg.label}",
+        episode=seed,
+        step=r,
+        agent=agent,
+        purpose=purpose,
+    )
+
+
+def _history(prev: RoundResult | None, matching: bool) -> str:
+    if prev is None:
+        return ""
+    lines = [f"Last round (round {prev.round}) you instructed: {prev.instruction}", f"Your belief was: {prev.belief}"]
+    if matching:
+        lines.append(f"You work with the coalition {prev.structure}; your team is {', '.join(prev.team)}.")
+    lines.append("What your team did, with your alignment score of each:")
+    for name in prev.team:
+        t = prev.turn(name)
+        lines.append(f"- {name}: {t.action} (score {prev.scores[name]:+.2f}: {prev.explanations.get(name, '')})")
+    lines.append("Update your beliefs about the engineers for this round.")
+    return "\n".join(lines)
+
+
+async def _instruct(chat: ChatModel, task: CodeTask, cfg: TeamConfig, seed: int, r: int, history: str) -> tuple:
+    schema = pm_schema(cfg.pm_tom)
+    try:
+        reply = await chat.complete_json(
+            pm_messages(task, cfg.pm_tom, cfg.names(), history),
+            schema,
+            sample_key=_key(task, cfg, seed, r, "PM", "instruct"),
+            temperature=cfg.pm_temperature,
+            max_tokens=cfg.pm_max_tokens,
+        )
+    except StructuredOutputError as exc:
+        text = "The Engineer should implement the task as specified and make it pass its tests."
+        return {}, text, text, f"no valid instruction ({exc}); sent a generic one"
+    levels = reply.value.model_dump()
+    top = levels[max(levels, key=lambda k: int(k.removeprefix("ToM_level")))]
+    belief = top["belief"] if cfg.pm_tom > 0 else top["action"]
+    return levels, top["action"], belief, ""
+
+
+async def _act(
+    chat: ChatModel,
+    task: CodeTask,
+    cfg: TeamConfig,
+    seed: int,
+    r: int,
+    name: str,
+    instruction: str,
+    previous: EngineerTurn | None,
+    teammates: Mapping[str, str],
+) -> EngineerTurn:
+    reply = await chat.complete(
+        engineer_messages(task, name, cfg.eng_tom, instruction, previous.code if previous else None, teammates),
+        sample_key=_key(task, cfg, seed, r, name, "act"),
+        temperature=cfg.eng_temperature,
+        max_tokens=cfg.eng_max_tokens,
+    )
+    parsed: EngineerReply = parse_engineer(reply.content)
+    return EngineerTurn(name, parsed.code, parsed.action, parsed.belief, parsed.problem)
+
+
+async def _evaluate(
+    chat: ChatModel, task: CodeTask, cfg: TeamConfig, seed: int, r: int, belief: str, turns: Sequence[EngineerTurn]
+) -> tuple[dict[str, float], dict[str, str], str]:
+    names = tuple(t.name for t in turns)
+    try:
+        reply = await chat.complete_json(
+            evaluation_messages(belief, {t.name: t.action for t in turns}),
+            alignment_schema(names),
+            sample_key=_key(task, cfg, seed, r, "PM", "evaluate"),
+            temperature=cfg.pm_temperature,
+            max_tokens=cfg.eval_max_tokens,
+        )
+    except StructuredOutputError as exc:
+        # no usable self-evaluation: a neutral score (φ = 0.5, untrusted for any ε < 0.5), said so in the log
+        return {n: 0.0 for n in names}, {n: "no evaluation" for n in names}, f"no valid evaluation ({exc}); scored 0"
+    value = reply.value
+    scores = {n: float(getattr(value, n).score) for n in names}
+    return scores, {n: getattr(value, n).explanation for n in names}, ""
+
+
+def _instance(cfg: TeamConfig) -> AlignmentInstance:
+    names = cfg.names()
+    return make_instance({"PM": dict.fromkeys(names, 0.0)}, names=["PM", *names], epsilon=cfg.epsilon)
+
+
+def _answer(team: Sequence[str], scores: Mapping[str, float], turns: Sequence[EngineerTurn]) -> str:
+    has_code = {t.name: bool(t.code.strip()) for t in turns}
+    order = {t.name: i for i, t in enumerate(turns)}
+    return max(team, key=lambda n: (scores[n], has_code[n], -order[n]))
+
+
+async def run_episode(
+    chat: ChatModel, task: CodeTask, cfg: TeamConfig, *, seed: int = 0, log: RunLog | None = None
+) -> Episode:
+    """Play ``cfg.rounds`` rounds on ``task``; every decision goes to ``log``. Tests are run later by ``check``."""
+    ep = Episode(task, cfg, seed)
+    names = cfg.names()
+    base = _instance(cfg)
+    algo = Algorithm1(base, mechanism="iclr", log=log if cfg.matching else None, condition=ep.condition, episode=seed)
+    prev: RoundResult | None = None
+    for r in range(1, cfg.rounds + 1):
+        if log is not None:
+            log.event(
+                "env_state",
+                {
+                    "game": "programming",
+                    "benchmark": task.benchmark,
+                    "task": task.task_id,
+                    "round": r,
+                    "pm_tom": cfg.pm_tom,
+                    "eng_tom": cfg.eng_tom,
+                    "matching": cfg.setting,
+                    "agents": ["PM", *names],
+                    "statement": task_statement(task)[:2000],
+                },
+                condition=ep.condition,
+                episode=seed,
+                step=r,
+            )
+        levels, instruction, belief, problem = await _instruct(chat, task, cfg, seed, r, _history(prev, cfg.matching))
+        if log is not None:
+            log.event(
+                "belief",
+                {
+                    "pm_tom": cfg.pm_tom,
+                    "levels": levels,
+                    "instruction": instruction,
+                    "belief": belief,
+                    "problem": problem,
+                },
+                condition=ep.condition,
+                episode=seed,
+                step=r,
+                agent="PM",
+            )
+        turns = list(
+            await asyncio.gather(
+                *(
+                    _act(
+                        chat,
+                        task,
+                        cfg,
+                        seed,
+                        r,
+                        n,
+                        instruction,
+                        prev.turn(n) if prev else None,
+                        _teammates(prev, n, cfg.matching) if prev else {},
+                    )
+                    for n in names
+                )
+            )
+        )
+        if log is not None:
+            for t in turns:
+                log.event(
+                    "action",
+                    {
+                        "eng_tom": cfg.eng_tom,
+                        "action": t.action,
+                        "belief": t.belief,
+                        "code": t.code,
+                        "problem": t.problem,
+                    },
+                    condition=ep.condition,
+                    episode=seed,
+                    step=r,
+                    agent=t.name,
+                )
+        scores, explanations, eval_problem = await _evaluate(chat, task, cfg, seed, r, belief, turns)
+        matrix = np.zeros((base.n, base.n))
+        matrix[0, 1:] = [scores[n] for n in names]
+        inst = base.with_scores(matrix)
+        if cfg.matching:
+            rec = algo.step(matrix)
+            team = [base.names[i] for i in rec.team if i != 0] or names
+            structure, matched, signal = rec.structure, rec.matched, rec.signal
+        else:
+            team, structure, matched, signal = names, "all engineers (no matching)", False, False
+            if log is not None:
+                _log_alignment(log, inst, ep, r)
+        members = [base.index(n) for n in team]
+        rr = RoundResult(
+            round=r,
+            levels=levels,
+            instruction=instruction,
+            belief=belief,
+            turns=turns,
+            scores=scores,
+            explanations=explanations,
+            evaluation_problem=eval_problem,
+            team=team,
+            structure=structure,
+            matched=matched,
+            rematch_signal=signal,
+            ftm_team=ftm(inst, 0, among=[0, *members]),
+            ftm_all=ftm(inst, 0),
+            answer=_answer(team, scores, turns),
+        )
+        if log is not None and eval_problem:
+            log.event("note", {"problem": eval_problem}, condition=ep.condition, episode=seed, step=r, agent="PM")
+        ep.rounds.append(rr)
+        prev = rr
+    ep.coalition = algo.run if cfg.matching else None
+    return ep
+
+
+def _teammates(prev: RoundResult, name: str, matching: bool) -> dict[str, str]:
+    """Last round's actions of the engineers ``name`` worked with (its coalition with matching; else all)."""
+    group = prev.team if (not matching or name in prev.team) else []
+    return {t.name: t.action for t in prev.turns if t.name in group and t.name != name}
+
+
+def _log_alignment(log: RunLog, inst: AlignmentInstance, ep: Episode, r: int) -> None:
+    names = inst.names
+    log.event(
+        "alignment",
+        {
+            "scores": {names[j]: float(inst.scores[0, j]) for j in range(1, inst.n)},
+            "misalignment": {names[j]: round(float(inst.phi[0, j]), 4) for j in range(1, inst.n)},
+            "epsilon": inst.epsilon,
+            "ftm": ftm(inst, 0),
+        },
+        condition=ep.condition,
+        episode=ep.seed,
+        step=r,
+        agent="PM",
+    )
+    log.event(
+        "coalition",
+        {"matched": False, "team": list(names[1:]), "structure": "all engineers (no matching)"},
+        condition=ep.condition,
+        episode=ep.seed,
+        step=r,
+    )
+
+
+def episode_record(ep: Episode) -> dict[str, Any]:
+    """A JSON-able summary of an episode (rounds, turns and outcomes) for tests and exports."""
+    return {
+        "task_id": ep.task.task_id,
+        "condition": ep.config.label,
+        "seed": ep.seed,
+        "matching_rounds": ep.matching_rounds,
+        "rounds": [asdict(r) for r in ep.rounds],
+    }
