@@ -1,5 +1,6 @@
-"""The programming benchmarks, read from ``data/datasets/`` (copied from ``../shared/datasets/``; provenance and
-licenses in ``data/datasets/SOURCES.md``): HumanEval (164 tasks, MIT) and MBPP (974 tasks, CC BY 4.0).
+"""The benchmarks, read from ``data/datasets/`` (copied from ``../shared/datasets/``; provenance and licenses in
+``data/datasets/SOURCES.md``): HumanEval (164 tasks, MIT), MBPP (974 tasks, CC BY 4.0), AQuA-RAT (254 test and 254 dev
+questions, Apache-2.0) and five MMLU subjects (test and dev, MIT).
 
 MBPP's README splits task ids 11-510 as *test*, 1-10 as few-shot *prompt*, 511-600 *validation* and 601-974
 *train*. tomlib evaluates on the test split (500 tasks), the one the field reports; ``"sanitized"`` is the
@@ -92,4 +93,74 @@ def mbpp(split: MbppSplit = "test") -> tuple[CodeTask, ...]:
         _mbpp_task(r["task_id"], r["text"], r["code"], [r.get("test_setup_code", "")], r["test_list"])
         for r in rows
         if lo <= r["task_id"] <= hi
+    )
+
+
+@dataclass(frozen=True)
+class ChoiceQuestion:
+    """One multiple-choice question: options as (letter, text) pairs and the correct letter."""
+
+    qid: str
+    benchmark: str
+    subject: str
+    question: str
+    options: tuple[tuple[str, str], ...]
+    answer: str
+    rationale: str = ""
+
+    @property
+    def letters(self) -> tuple[str, ...]:
+        return tuple(letter for letter, _ in self.options)
+
+    def statement(self) -> str:
+        """The question with its options, one per line (``A) …``)."""
+        return self.question + "\n" + "\n".join(f"{letter}) {text}" for letter, text in self.options)
+
+
+MMLU_SUBJECTS = ("us_foreign_policy", "human_sexuality", "international_law", "abstract_algebra", "college_chemistry")
+"""Table 9's four subjects as the ICLR draft's F.2 lists them, plus college_chemistry, which its text names instead
+of human_sexuality in one place."""
+
+
+@cache
+def aqua_rat(split: Literal["test", "dev"] = "test") -> tuple[ChoiceQuestion, ...]:
+    """AQuA-RAT (254 questions per split); options arrive as ``"A)125"``."""
+    if split not in ("test", "dev"):
+        raise UsageError(f"Unknown AQuA-RAT split {split!r}; use 'test' or 'dev'.")
+    path = data_dir() / "datasets" / "aqua_rat" / f"{split}.json"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    out = []
+    for i, r in enumerate(rows):
+        options = tuple((o.split(")", 1)[0].strip(), o.split(")", 1)[1].strip()) for o in r["options"])
+        out.append(
+            ChoiceQuestion(
+                f"aqua_rat/{split}/{i}",
+                "aqua_rat",
+                "",
+                r["question"],
+                options,
+                r["correct"].strip(),
+                r.get("rationale", ""),
+            )
+        )
+    return tuple(out)
+
+
+@cache
+def mmlu(subject: str, split: Literal["test", "dev"] = "test") -> tuple[ChoiceQuestion, ...]:
+    """One MMLU subject's questions (CSV: question, A, B, C, D, answer letter; no header)."""
+    import csv
+
+    if subject not in MMLU_SUBJECTS:
+        raise UsageError(f"Unknown MMLU subject {subject!r}; the copied subjects are {', '.join(MMLU_SUBJECTS)}.")
+    if split not in ("test", "dev"):
+        raise UsageError(f"Unknown MMLU split {split!r}; use 'test' or 'dev'.")
+    path = data_dir() / "datasets" / "mmlu" / split / f"{subject}_{split}.csv"
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    return tuple(
+        ChoiceQuestion(
+            f"mmlu/{subject}/{split}/{i}", "mmlu", subject, r[0], tuple(zip("ABCD", r[1:5], strict=True)), r[5].strip()
+        )
+        for i, r in enumerate(rows)
     )

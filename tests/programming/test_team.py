@@ -35,7 +35,9 @@ def responder(request: dict) -> str:  # type: ignore[type-arg]
     if "project manager of a team" in system:
         keys = re.search(r"with the key\(s\) ([\w, ]+)\.", user).group(1).split(", ")  # type: ignore[union-attr]
         block = {"belief": "they will compare pairs", "explanation": "simple", "action": "The Engineer should loop."}
-        return json.dumps({k: block if k != "ToM_level0" else {"belief": "no belief", "action": "Do it."} for k in keys})
+        return json.dumps(
+            {k: block if k != "ToM_level0" else {"belief": "no belief", "action": "Do it."} for k in keys}
+        )
     name = re.search(r"You are (Engineer\d)", system).group(1)  # type: ignore[union-attr]
     later = "Your code from the last round" in user
     if name == "Engineer4":
@@ -85,8 +87,15 @@ def test_tables_follow_the_contract_and_use_the_human_eval_estimator(make_model,
     chat = make_model(json_mode="json_object")
     configs = cp.table3_configs() + cp.table1_configs()
     runs = asyncio.run(
-        cp.run_programming(configs, model="fake", chat=chat, benchmarks=["humaneval"], humaneval_tasks=1,
-                           progress=False, on_estimate=None)
+        cp.run_programming(
+            configs,
+            model="fake",
+            chat=chat,
+            benchmarks=["humaneval"],
+            humaneval_tasks=1,
+            progress=False,
+            on_estimate=None,
+        )
     )
     t1, t3 = cp.table1(runs), cp.table3(runs)
     for t in (t1, t3):
@@ -135,8 +144,11 @@ def test_pm_schema_has_appendix_c_levels() -> None:
     ("reply", "code", "action"),
     [
         ("Action: sorted it\n```python\ndef f():\n    return 1\n```", "def f():\n    return 1", "sorted it"),
-        ("**Action:** used a set\n```\nimport os\ndef f(): pass\n```\ntrailing", "import os\ndef f(): pass",
-         "used a set"),
+        (
+            "**Action:** used a set\n```\nimport os\ndef f(): pass\n```\ntrailing",
+            "import os\ndef f(): pass",
+            "used a set",
+        ),
         ("Here you go:\ndef f(x):\n    return x\n", "def f(x):\n    return x", "Here you go:"),
         ("```py\ndef g(): pass", "def g(): pass", "(no description given)"),
         ("no code at all", "", "no code at all"),
