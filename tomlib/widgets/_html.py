@@ -119,7 +119,7 @@ def levels_table(levels: list[Any]) -> str:
     """Nested ToM levels side by side, innermost (ToM-0) first: belief → explanation → action."""
     cols = "".join(
         f"<td style='vertical-align:top; text-align:left'><b>ToM-{lv.order}</b> as {escape(lv.seat)}<br>"
-        f"{'believes' if lv.seat == 'PM' or lv.seat.startswith('Engineer') else 'predicts'}: "
+        f"{'predicts' if lv.seat.startswith('player') else 'believes'}: "
         f"<b>{escape(str(lv.prediction))}</b><br>"
         f"<span class='dim'>{escape(lv.explanation[:300])}</span><br>acts: <b>{escape(str(lv.action))}</b></td>"
         for lv in levels

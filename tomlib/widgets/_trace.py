@@ -329,13 +329,13 @@ def _agent_step(ev: pd.DataFrame, agent: str, actions: dict[str, str], kind: str
             view.latency_s += float(p.get("latency_s") or 0.0)
             view.cache_hits += p.get("cache") == "hit"
             view.exchanges.append(p)
-        elif k == "belief" and "pm_tom" in p:  # the project manager's Appendix C levels
-            view.action = p.get("instruction")
+        elif k == "belief" and "levels" in p:  # Appendix C/D levels: the coalition paper's PM or a debater
+            view.action = p.get("instruction") or p.get("argument")
             for name, lv in (p.get("levels") or {}).items():
                 view.levels.append(
                     Level(
                         int(name.removeprefix("ToM_level")),
-                        "PM",
+                        agent,
                         lv.get("belief"),
                         lv.get("action"),
                         str(lv.get("explanation") or ""),

@@ -1,0 +1,79 @@
+"""The debate against the fake server: settings, the matched pair, re-asks, verdicts, win rates, cooperation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import pytest
+
+from tomlib.debate import DebateConfig, cooperation_rate, debater_names, run_debate, win_rates
+from tomlib.trace import RunLog, load_runs, payload_frame
+
+
+def responder(request: dict) -> str:  # type: ignore[type-arg]
+    system, user = request["messages"][0]["content"], request["messages"][-1]["content"]
+    if "impartial debate judge" in system:
+        r = int(re.search(r"Judge round (\d+)", user).group(1))  # type: ignore[union-attr]
+        return json.dumps({"winner": "affirmative" if r % 2 else "draw", "reason": "clearer"})
+    if "evaluating your own beliefs" in system:
+        me = re.search(r"You are (\w+),", system).group(1)  # type: ignore[union-attr]
+        names = re.findall(r'"(\w+)": "', user)
+        # the ToM-1 and ToM-2 debaters expect each other and not the ToM-0 one
+        return json.dumps(
+            {n: {"score": -0.5 if n.endswith("1") else 0.9, "explanation": me, "justification": "j"} for n in names}
+        )
+    name = re.search(r"You are (\w+),", system).group(1)  # type: ignore[union-attr]
+    keys = re.search(r"with the key\(s\) ([\w, ]+)\.", user).group(1).split(", ")  # type: ignore[union-attr]
+    block = {"belief": "they argue cost", "explanation": "e", "action": f"argument of {name}"}
+    return json.dumps(
+        {k: block if k != "ToM_level0" else {"belief": "no belief", "action": f"argument of {name}"} for k in keys}
+    )
+
+
+def play(make_model, server, cfg: DebateConfig, seed: int = 0, log: RunLog | None = None):  # type: ignore[no-untyped-def]
+    server.responder = responder
+    chat = make_model(json_mode="json_object")
+    return asyncio.run(run_debate(chat, chat, cfg, seed=seed, log=log))
+
+
+def test_no_tom_draws_two_speakers_per_side_and_judges_every_round(make_model, server) -> None:  # type: ignore[no-untyped-def]
+    d = play(make_model, server, DebateConfig(setting="no_tom"))
+    assert len(d.rounds) == 5 and all(len(r.speakers[s]) == 2 for r in d.rounds for s in r.speakers)
+    assert len(server.requests) == 5 * (2 + 2 + 1)  # two speakers a side prepare, one verdict
+    w = win_rates([d])
+    assert (w.affirmative, w.draw, w.negative, w.verdicts) == (0.6, 0.4, 0.0, 5)
+    again = play(make_model, server, DebateConfig(setting="no_tom"))
+    assert [r.speakers for r in again.rounds] == [r.speakers for r in d.rounds]  # seeded draws
+
+
+def test_matching_picks_the_pair_that_trusts_each_other(make_model, server, isolated) -> None:  # type: ignore[no-untyped-def]
+    log = RunLog("coalition.debate_test")
+    d = play(make_model, server, DebateConfig(setting="tom_matching", tested_side="affirmative"), log=log)
+    log.close()
+    aff = debater_names("affirmative")
+    assert all(r.speakers["affirmative"] == [aff[1], aff[2]] for r in d.rounds)
+    assert d.rounds[0].picked_by["affirmative"].endswith("(re-formed)")
+    assert all(r.picked_by["affirmative"].endswith("(kept)") for r in d.rounds[1:])
+    assert cooperation_rate([d], 1) == cooperation_rate([d], 5) == 1.0
+    assert d.rounds[0].scores[aff[1]] == {aff[0]: -0.5, aff[2]: 0.9}
+    # per round: three tested debaters prepare, ToM-1 and ToM-2 evaluate, two others speak, one verdict
+    assert len(server.requests) == 5 * (3 + 2 + 2 + 1)
+    ev = load_runs(run_ids=[log.run_id])
+    assert set(payload_frame(ev, "coalition")["structure"]) == {"{Aff2, Aff3}"}
+    assert payload_frame(ev, "score")["winner"].tolist() == ["affirmative", "draw"] * 2 + ["affirmative"]
+
+
+def test_the_other_side_is_tested_too(make_model, server) -> None:  # type: ignore[no-untyped-def]
+    d = play(make_model, server, DebateConfig(setting="tom_matching", tested_side="negative"))
+    neg = debater_names("negative")
+    assert all(r.speakers["negative"] == [neg[1], neg[2]] for r in d.rounds)
+    assert DebateConfig(setting="tom", tested_side="negative").orders("affirmative") == (0, 0, 0)
+
+
+def test_bad_settings_are_named() -> None:
+    with pytest.raises(ValueError, match="setting"):
+        DebateConfig(setting="tom-matching")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="tested_side"):
+        DebateConfig(tested_side="aff")
