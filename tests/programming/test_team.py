@@ -158,3 +158,22 @@ def test_engineer_replies_are_parsed_tolerantly(reply: str, code: str, action: s
     got = parse_engineer(reply)
     assert got.code == code and got.action == action
     assert (got.problem == "") == ("Action" in reply and bool(code))
+
+
+def test_a_replay_miss_stops_every_episode_with_a_clear_error(make_model, server) -> None:  # type: ignore[no-untyped-def]
+    from tomlib.llm import ReplayMiss
+
+    chat = make_model(mode="replay")
+    with pytest.raises(ReplayMiss, match="coalition.programming"):
+        asyncio.run(
+            cp.run_programming(
+                cp.table2_configs(),
+                model="fake",
+                chat=chat,
+                benchmarks=["humaneval"],
+                humaneval_tasks=2,
+                progress=False,
+                on_estimate=None,
+            )
+        )
+    assert server.requests == []  # replay never reaches the network

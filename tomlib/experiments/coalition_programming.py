@@ -190,8 +190,15 @@ async def run_programming(
             bar.update(1)
             return ep
 
+    tasks = [asyncio.ensure_future(one(*j)) for j in jobs]
     try:
-        episodes = list(await asyncio.gather(*(one(*j) for j in jobs)))
+        try:
+            episodes = list(await asyncio.gather(*tasks))
+        except BaseException:  # one failed (e.g. a ReplayMiss): stop the others before the log closes
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         bar.close()
         n_checks = sum(len(r.turns) for e in episodes for r in e.rounds)
         cbar = tqdm(total=n_checks, desc="running the engineers' code", unit="check", disable=not progress)
