@@ -164,7 +164,7 @@ def test_a_replay_miss_stops_every_episode_with_a_clear_error(make_model, server
     from tomlib.llm import ReplayMiss
 
     chat = make_model(mode="replay")
-    with pytest.raises(ReplayMiss, match="coalition.programming"):
+    with pytest.raises(ReplayMiss, match=r"coalition\.programming"):
         asyncio.run(
             cp.run_programming(
                 cp.table2_configs(),

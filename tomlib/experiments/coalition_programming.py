@@ -428,7 +428,7 @@ def tables10_12(runs: Runs) -> pd.DataFrame:
                     "round": "",
                     "metric": "pass_at_1_pct_change",
                     "value": _pct(v[1], v[5]),
-                    "note": part["note"].iloc[0],
+                    "note": _pct_note(part["note"].iloc[0], v[1], "round-1 Pass@1"),
                 }
             )
     out.append(pd.DataFrame(change).assign(table_id="table11"))
@@ -459,6 +459,10 @@ def tables10_12(runs: Runs) -> pd.DataFrame:
     for c in ("pm_tom", "eng_tom"):
         res[c] = res[c].astype(str)
     return attach_paper_values(res.assign(paper_value=np.nan))
+
+
+def _pct_note(note: str, before: float, what: str) -> str:
+    return note if before else f"{note}; no relative change: the {what} it is relative to is 0"
 
 
 def _pct(before: float, after: float) -> float:
@@ -520,7 +524,8 @@ def plot_table1(table: pd.DataFrame) -> Any:
         ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
         ax.set_title(bench)
         ax.set_ylabel("FTM (%)")
-    axes[0].legend(fontsize=8)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper right", ncol=4, fontsize=8)
     fig.suptitle("Table 1: FTM of the PM, round 1 and 5, no matching")
     fig.tight_layout()
     return fig
@@ -539,6 +544,7 @@ def plot_fig2(table: pd.DataFrame, benchmark: str = "humaneval") -> Any:
     paper = paper[paper["metric"] == "ftm"].drop_duplicates(["model", "matching", "tom_order", "round"])
     paper = fig2_frame(paper.assign(table_id=table_id, source="paper"))
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), sharey=True)
+    missing: set[str] = set()
     for ax, setting, title in zip(
         axes, ("no_matching", "matching"), ("(a) w.o. matching", "(b) w. stable matching"), strict=True
     ):
@@ -552,6 +558,9 @@ def plot_fig2(table: pd.DataFrame, benchmark: str = "humaneval") -> Any:
                 (ours["matching"] == setting) & (ours["tom_order"].astype(str) == str(k))
             ].groupby(["model", "source"]):
                 part = part.sort_values("round", key=lambda r: r.astype(int))
+                if not np.isfinite(part["normalized"].astype(float)).any():
+                    missing.add(model)
+                    continue
                 ax.plot(
                     part["round"].astype(int),
                     part["normalized"],
@@ -565,8 +574,19 @@ def plot_fig2(table: pd.DataFrame, benchmark: str = "humaneval") -> Any:
         ax.set_xlabel("round")
         ax.set_xticks(range(1, 6))
     axes[0].set_ylabel("FTM / FTM(k=1, round 1, no matching)")
-    axes[0].plot([], [], color="#777", alpha=0.4, label="paper's models (rounds 1, 5)")
+    axes[0].plot([], [], color="#1565c0", alpha=0.35, label="1-ToM, the paper's models (rounds 1, 5)")
+    axes[0].plot([], [], color="#c62828", alpha=0.35, label="2-ToM, the paper's models (rounds 1, 5)")
     axes[0].legend(fontsize=8)
+    if missing:
+        axes[0].text(
+            0.02,
+            0.03,
+            f"ours ({', '.join(sorted(missing))}): the ToM-1, round-1, no-matching FTM is 0, so nothing\n"
+            "can be divided by it; the raw FTM is in the table above",
+            transform=axes[0].transAxes,
+            fontsize=7,
+            color="#555",
+        )
     fig.suptitle(f"Fig. 2 ({benchmark}): cooperative trend, normalised per model")
     fig.tight_layout()
     return fig
