@@ -1,0 +1,11 @@
+"""Reasoning teams on multiple-choice questions (coalition paper §6.5, Appendix E; groundwork for Tables 5, 7-9):
+shared answer prompts and voting, and the paper's own coalition-matching team. Not yet in a notebook.
+
+>>> res = await run_coalition_team(chat, aqua_rat()[0])   # doctest: +SKIP
+>>> res.answer, res.correct                               # doctest: +SKIP
+"""
+
+from tomlib.reasoning._coalition_team import TeamResult, TeamRound, run_coalition_team
+from tomlib.reasoning._common import Answer, answer_messages, plurality, read_answer
+
+__all__ = ["Answer", "TeamResult", "TeamRound", "answer_messages", "plurality", "read_answer", "run_coalition_team"]
