@@ -7,5 +7,19 @@ shared answer prompts and voting, and the paper's own coalition-matching team. N
 
 from tomlib.reasoning._coalition_team import TeamResult, TeamRound, run_coalition_team
 from tomlib.reasoning._common import Answer, answer_messages, plurality, read_answer
+from tomlib.reasoning._dylan import MMLU_ROLES, DylanResult, normalised, parse_ratings, run_dylan
 
-__all__ = ["Answer", "TeamResult", "TeamRound", "answer_messages", "plurality", "read_answer", "run_coalition_team"]
+__all__ = [
+    "MMLU_ROLES",
+    "Answer",
+    "DylanResult",
+    "TeamResult",
+    "TeamRound",
+    "answer_messages",
+    "normalised",
+    "parse_ratings",
+    "plurality",
+    "read_answer",
+    "run_coalition_team",
+    "run_dylan",
+]

@@ -1,0 +1,219 @@
+"""A DyLAN-style team on multiple-choice questions (Liu et al., "Dynamic LLM-Agent Network"; the coalition paper's
+Appendix F.1 uses it with and without 2-ToM). Our code, from the method's description and its public code's design:
+
+- N role agents over 3 steps. Step 0: each answers alone. Step t > 0: each sees the previous step's replies of the
+  active agents and gives an updated answer plus a rating of 1-5 for each of those replies.
+- Early stop by consensus in steps 0 and 1: once more than 2/3 of the N agents hold the same answer, that is the
+  answer.
+- Step 2 (for N > 3): an LLM ranker picks the 2 best replies of step 1, and only those two agents answer again.
+  (The public code activates two agents by their position in a shuffled list, so in effect at random; we activate
+  the two the ranker chose, as the method describes.)
+- The final answer: the consensus answer, else the plurality of the last step's active agents.
+- Agent Importance Score: the last step's agents that gave the final answer share importance 1 equally; going back,
+  a reply's importance is the sum over the replies that rated it of (their importance × their normalised rating of
+  it), ratings r/5 normalised to sum 1 over each rater's inputs (uniform when missing). An agent's score is the sum
+  over its steps, normalised to sum 1 over the roles; a team's table value is the mean over questions.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from tomlib.datasets import ChoiceQuestion
+from tomlib.llm import ChatModel, SampleKey
+from tomlib.reasoning._common import TOM_GUIDE, Answer, read_answer
+from tomlib.trace import RunLog
+
+MMLU_ROLES = ("Economist", "Doctor", "Lawyer", "Mathematician", "Psychologist", "Programmer", "Historian")
+"""Appendix F's MMLU roles (also DyLAN's)."""
+STEPS = 3
+_RATINGS = re.compile(r"\[\[\s*([0-9.,\s]+?)\s*\]\]")
+
+
+@dataclass
+class Node:
+    step: int
+    agent: str
+    answer: Answer
+    inputs: list[str]  # agents whose previous-step replies this node saw, in the order shown
+    weights: dict[str, float]  # normalised ratings of those inputs
+    importance: float = 0.0
+
+
+@dataclass
+class DylanResult:
+    question: ChoiceQuestion
+    roles: tuple[str, ...]
+    nodes: list[Node] = field(default_factory=list)
+    answer: str | None = None
+    stopped_early: bool = False
+    ranked: list[str] = field(default_factory=list)
+
+    @property
+    def correct(self) -> bool:
+        return self.answer == self.question.answer
+
+    def importance(self) -> dict[str, float]:
+        """Agent Importance Score of each role on this question: its nodes' importance summed over steps, then
+        normalised to sum 1 over roles (the paper's Table 7 scores sum to 1.000); all 0 if no final node agreed."""
+        out = dict.fromkeys(self.roles, 0.0)
+        for n in self.nodes:
+            out[n.agent] += n.importance
+        total = sum(out.values())
+        return {a: v / total for a, v in out.items()} if total > 0 else out
+
+
+def parse_ratings(text: str, n: int) -> list[float] | None:
+    """The last ``[[r1, r2, ...]]`` in a reply, if it has exactly ``n`` numbers."""
+    found = _RATINGS.findall(text)
+    if not found:
+        return None
+    try:
+        vals = [float(x) for x in re.split(r"[,\s]+", found[-1].strip()) if x]
+    except ValueError:
+        return None
+    return vals if len(vals) == n else None
+
+
+def normalised(ratings: list[float] | None, n: int) -> list[float]:
+    """r/5 clipped to [0, 1], normalised to sum 1; uniform when missing or all zero."""
+    if not ratings:
+        return [1.0 / n] * n
+    w = [min(max(r / 5.0, 0.0), 1.0) for r in ratings]
+    total = sum(w)
+    return [x / total for x in w] if total > 0 else [1.0 / n] * n
+
+
+def _messages(question: ChoiceQuestion, role: str, tom: int, shown: list[tuple[str, str]]) -> list[dict[str, str]]:
+    system = (
+        f"You are a {role}. Here is a discussion among agents; explain your reasons. The question is single choice."
+    )
+    if tom:
+        system += f" You have level-{tom} Theory of Mind."
+    parts = [question.statement()]
+    if shown:
+        body = "\n\n".join(f"Solution {i + 1}:\n{text[-600:]}" for i, (_, text) in enumerate(shown))
+        parts.append(
+            f"Other agents' solutions from the last step:\n{body}\n\nUsing them as extra information, give an updated "
+            f"answer. Also rate each of the {len(shown)} solutions from 1 to 5, in the form [[1, 5, 2, ...]]."
+        )
+    if tom:
+        parts.append(TOM_GUIDE[min(tom, 2)])
+    parts.append(f"End with a line 'Answer: X' where X is one of {'/'.join(question.letters)}.")
+    return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def _ranker_messages(question: ChoiceQuestion, shown: list[tuple[str, str]]) -> list[dict[str, str]]:
+    body = "\n\n".join(f"Solution {i + 1}:\n{text[-600:]}" for i, (_, text) in enumerate(shown))
+    user = (
+        f"{question.statement()}\n\n{body}\n\nChoose the best 2 solutions. Answer only with their numbers, in the form "
+        "[1, 2]."
+    )
+    return [{"role": "user", "content": user}]
+
+
+def _consensus(answers: list[Answer], n: int) -> str | None:
+    counts = Counter(a.letter for a in answers if a.letter)
+    if not counts:
+        return None
+    letter, count = counts.most_common(1)[0]
+    return letter if count > (2 * n) // 3 else None
+
+
+async def run_dylan(
+    chat: ChatModel,
+    question: ChoiceQuestion,
+    *,
+    roles: tuple[str, ...] = MMLU_ROLES,
+    tom: int = 0,
+    seed: int = 0,
+    experiment: str = "coalition.reasoning",
+    log: RunLog | None = None,
+    temperature: float = 0.7,
+    max_tokens: int = 500,
+) -> DylanResult:
+    """One question through the network; ``tom=2`` gives every agent 2-ToM guidance (Tables 7-8's "+2-ToM")."""
+    method = "dylan" if tom == 0 else f"dylan_tom{tom}"
+    condition = f"{method}:{question.qid}"
+    rng = random.Random(f"{condition}:{seed}")
+    res = DylanResult(question, roles)
+    n = len(roles)
+    active = list(roles)
+    prev: list[Node] = []
+
+    def key(step: int, agent: str, purpose: str) -> SampleKey:
+        return SampleKey(
+            experiment=experiment, condition=condition, episode=seed, step=step, agent=agent, purpose=purpose
+        )
+
+    for step in range(STEPS):
+        if step >= 2 and n > 3:
+            shown = [(p.agent, p.answer.text) for p in prev]
+            reply = await chat.complete(
+                _ranker_messages(question, shown),
+                sample_key=key(step, "ranker", "rank"),
+                temperature=0.0,
+                max_tokens=40,
+            )
+            picks = [int(x) - 1 for x in re.findall(r"\d+", reply.content)]
+            picks = list(dict.fromkeys(i for i in picks if 0 <= i < len(shown)))[:2]
+            if len(picks) < 2:
+                picks = sorted(rng.sample(range(len(shown)), 2))
+            active = [shown[i][0] for i in picks]
+            res.ranked = list(active)
+        order = list(active)
+        rng.shuffle(order)
+        nodes: list[Node] = []
+        for agent in order:
+            shown = [(p.agent, p.answer.text) for p in prev]
+            rng.shuffle(shown)
+            reply = await chat.complete(
+                _messages(question, agent, tom, shown),
+                sample_key=key(step, agent, "answer"),
+                temperature=temperature,
+                max_tokens=max_tokens,
+            )
+            ans = read_answer(agent, reply.content, question)
+            weights = normalised(parse_ratings(reply.content, len(shown)), len(shown)) if shown else []
+            node = Node(step, agent, ans, [a for a, _ in shown], dict(zip([a for a, _ in shown], weights, strict=True)))
+            nodes.append(node)
+            if log is not None:
+                log.event(
+                    "action",
+                    {"action": ans.letter, "text": ans.text, "rated": node.weights, "how": ans.how},
+                    condition=condition,
+                    episode=seed,
+                    step=step,
+                    agent=agent,
+                )
+            if step < 2 and len(nodes) > (2 * n) // 3:
+                agreed = _consensus([x.answer for x in nodes], n)
+                if agreed:
+                    res.nodes += nodes
+                    res.answer, res.stopped_early = agreed, True
+                    _backward(res)
+                    return res
+        res.nodes += nodes
+        prev = nodes
+    last = [x.answer for x in prev]
+    counts = Counter(a.letter for a in last if a.letter)
+    res.answer = max(counts, key=lambda c: (counts[c], -[a.letter for a in last].index(c))) if counts else None
+    _backward(res)
+    return res
+
+
+def _backward(res: DylanResult) -> None:
+    """Agent Importance Score by backward propagation of the final answer's credit through the peer ratings."""
+    if not res.nodes:
+        return
+    last_step = max(x.step for x in res.nodes)
+    final = [x for x in res.nodes if x.step == last_step and x.answer.letter == res.answer and res.answer]
+    for x in final:
+        x.importance = 1.0 / len(final)
+    for step in range(last_step - 1, -1, -1):
+        later = [x for x in res.nodes if x.step == step + 1]
+        for x in (y for y in res.nodes if y.step == step):
+            x.importance = sum(k.importance * k.weights.get(x.agent, 0.0) for k in later)
