@@ -1,10 +1,12 @@
-"""Reasoning teams on multiple-choice questions (coalition paper §6.5, Appendix E; groundwork for Tables 5, 7-9):
-shared answer prompts and voting, and the paper's own coalition-matching team. Not yet in a notebook.
+"""Reasoning teams on multiple-choice questions (coalition paper §6.5, Appendices E, F; groundwork for Tables 5,
+7-9): shared answer prompts and voting, ChatEval- and DyLAN-style teams, and the paper's coalition-matching team.
+Not yet in a notebook.
 
 >>> res = await run_coalition_team(chat, aqua_rat()[0])   # doctest: +SKIP
 >>> res.answer, res.correct                               # doctest: +SKIP
 """
 
+from tomlib.reasoning._chateval import ChatEvalResult, run_chateval
 from tomlib.reasoning._coalition_team import TeamResult, TeamRound, run_coalition_team
 from tomlib.reasoning._common import Answer, answer_messages, plurality, read_answer
 from tomlib.reasoning._dylan import MMLU_ROLES, DylanResult, normalised, parse_ratings, run_dylan
@@ -12,6 +14,7 @@ from tomlib.reasoning._dylan import MMLU_ROLES, DylanResult, normalised, parse_r
 __all__ = [
     "MMLU_ROLES",
     "Answer",
+    "ChatEvalResult",
     "DylanResult",
     "TeamResult",
     "TeamRound",
@@ -20,6 +23,7 @@ __all__ = [
     "parse_ratings",
     "plurality",
     "read_answer",
+    "run_chateval",
     "run_coalition_team",
     "run_dylan",
 ]
