@@ -63,7 +63,8 @@ class DebateConfig:
 
     @property
     def label(self) -> str:
-        return f"{self.setting}:{self.tested_side}"
+        """``tom_matching:affirmative``; ``no_tom`` has no tested side (one set of debates gives both columns)."""
+        return "no_tom" if self.setting == "no_tom" else f"{self.setting}:{self.tested_side}"
 
     def orders(self, side: str) -> tuple[int, ...]:
         """ToM orders of a side's three debaters."""
