@@ -77,3 +77,19 @@ def test_bad_settings_are_named() -> None:
         DebateConfig(setting="tom-matching")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="tested_side"):
         DebateConfig(tested_side="aff")
+
+
+def test_table4_rows_follow_the_contract_with_the_iclr_values(make_model, server, isolated) -> None:  # type: ignore[no-untyped-def]
+    from tomlib.experiments import coalition_debate as cd
+    from tomlib.report import validate_results
+
+    server.responder = responder
+    chat = make_model(json_mode="json_object")
+    runs = asyncio.run(cd.run_debates(model="fake", chat=chat, debates=1))
+    t = cd.table4(runs)
+    validate_results(t)
+    win = t[t["metric"] == "win_rate_pct"].set_index(["setting", "side"])
+    assert win.loc[("no_tom", "affirmative"), "value"] == 60.0 and win.loc[("no_tom", "negative"), "value"] == 0.0
+    assert win.loc[("tom_w_matching", "affirmative"), "paper_value"] == 67.27
+    coop = t[t["metric"] == "cooperation_rate_round1_pct"]
+    assert set(coop["value"]) == {100.0} and len(coop) == 2
