@@ -156,7 +156,7 @@ class Algorithm1:
         )
         self.run.rounds.append(rec)
         if self.log is not None:
-            _log_round(self.log, inst, rec, self.condition, self.episode)
+            log_round(self.log, inst, rec, self.condition, self.episode)
         return rec
 
 
@@ -177,7 +177,8 @@ def run_algorithm1(
     return algo.run
 
 
-def _log_round(log: RunLog, inst: AlignmentInstance, rec: RoundRecord, condition: str, episode: int | None) -> None:
+def log_round(log: RunLog, inst: AlignmentInstance, rec: RoundRecord, condition: str, episode: int | None) -> None:
+    """One round's events: every believer's alignment, the team in force, and a re-match signal if any."""
     names = inst.names
     for i in range(inst.n):
         if not inst.has_beliefs[i]:

@@ -31,10 +31,9 @@ from tomlib.debate._prompts import (
     debater_messages,
     debater_schema,
     judge_messages,
-    teammate_evaluation_messages,
 )
 from tomlib.llm import ChatModel, SampleKey, StructuredOutputError
-from tomlib.programming import alignment_schema
+from tomlib.programming import alignment_schema, teammate_evaluation_messages
 from tomlib.trace import RunLog
 
 EXPERIMENT = "coalition.debate"

@@ -7,7 +7,7 @@ an argument; level 1 infers what the teammates will argue (belief), explains, an
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import cache
 from typing import Literal
 
@@ -67,21 +67,6 @@ def debater_messages(
         f"Answer with a JSON object with the key(s) {keys}."
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
-
-
-def teammate_evaluation_messages(name: str, belief: str, arguments: Mapping[str, str]) -> list[dict[str, str]]:
-    """Appendix A for debaters: score the belief about each teammate against the argument it prepared."""
-    shown = "\n".join(f'"{n}": "{a}"' for n, a in arguments.items())
-    user = (
-        f"Your belief about your teammates' arguments:\n{belief}\n\nWhat they prepared:\n{shown}\n\n"
-        "For each teammate give a belief alignment score between -1 (the opposite of what you expected) and 1 (exactly "
-        "what you expected), an explanation in ten words or fewer, and a justification of 30-50 words. Answer with a "
-        "JSON object keyed by teammate name."
-    )
-    return [
-        {"role": "system", "content": f"You are {name}, evaluating your own beliefs about your teammates."},
-        {"role": "user", "content": user},
-    ]
 
 
 def judge_messages(transcript: str, r: int) -> list[dict[str, str]]:

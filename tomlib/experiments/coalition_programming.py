@@ -262,9 +262,6 @@ def episode_frame(runs: Runs) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-_KEYS = ["model", "benchmark", "pm_tom", "eng_tom", "matching", "round"]
-
-
 def _metric_rows(frame: pd.DataFrame, keys: list[str]) -> list[dict[str, Any]]:
     """Mean metrics per group; seeds give the _sd rows (over per-seed means), as Table 10's ± does."""
     rows: list[dict[str, Any]] = []
@@ -291,9 +288,6 @@ def _metric_rows(frame: pd.DataFrame, keys: list[str]) -> list[dict[str, Any]]:
                 rows.append(
                     {**base, "metric": f"{metric}_sd", "value": round(float(vals.std(ddof=1)), 4), "note": note}
                 )
-        rows.append(
-            {**base, "metric": "pass_at_1_pct", "value": round(float(seeds["pass_at_1"].mean()) * 100, 2), "note": note}
-        )
     return rows
 
 

@@ -7,7 +7,7 @@
 
 from tomlib.programming._check import CHECK_LIMITS, check_episodes
 from tomlib.programming._parse import EngineerReply, parse_engineer
-from tomlib.programming._prompts import alignment_schema, pm_schema, task_statement
+from tomlib.programming._prompts import alignment_schema, pm_schema, task_statement, teammate_evaluation_messages
 from tomlib.programming._team import EXPERIMENT, EngineerTurn, Episode, RoundResult, TeamConfig, run_episode
 
 __all__ = [
@@ -24,4 +24,5 @@ __all__ = [
     "pm_schema",
     "run_episode",
     "task_statement",
+    "teammate_evaluation_messages",
 ]

@@ -154,3 +154,25 @@ def evaluation_messages(belief: str, actions: Mapping[str, str]) -> list[dict[st
         {"role": "system", "content": "You are the project manager evaluating your own beliefs about your team."},
         {"role": "user", "content": user},
     ]
+
+
+def teammate_evaluation_messages(
+    name: str,
+    belief: str,
+    actions: Mapping[str, str],
+    *,
+    believed: str = "Your belief about your teammates' arguments",
+    did: str = "What they prepared",
+) -> list[dict[str, str]]:
+    """Appendix A among peers (debaters, reasoning agents): score the belief about each teammate against its action."""
+    shown = "\n".join(f'"{n}": "{a}"' for n, a in actions.items())
+    user = (
+        f"{believed}:\n{belief}\n\n{did}:\n{shown}\n\n"
+        "For each teammate give a belief alignment score between -1 (the opposite of what you expected) and 1 (exactly "
+        "what you expected), an explanation in ten words or fewer, and a justification of 30-50 words. Answer with a "
+        "JSON object keyed by teammate name."
+    )
+    return [
+        {"role": "system", "content": f"You are {name}, evaluating your own beliefs about your teammates."},
+        {"role": "user", "content": user},
+    ]

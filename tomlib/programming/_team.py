@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from tomlib.coalition import Algorithm1, Algorithm1Run, AlignmentInstance, ftm, make_instance
+from tomlib.coalition import Algorithm1, Algorithm1Run, AlignmentInstance, RoundRecord, ftm, make_instance
+from tomlib.coalition._rounds import log_round
 from tomlib.datasets import CodeTask
 from tomlib.llm import ChatModel, SampleKey, StructuredOutputError
 from tomlib.programming._parse import EngineerReply, parse_engineer
@@ -333,7 +334,13 @@ async def run_episode(
         else:
             team, structure, matched, signal = names, "all engineers (no matching)", False, False
             if log is not None:
-                _log_alignment(log, inst, ep, r)
+                log_round(
+                    log,
+                    inst,
+                    RoundRecord(r, False, tuple(range(1, base.n)), structure, {"PM": ftm(inst, 0)}, [], False),
+                    ep.condition,
+                    seed,
+                )
         members = [base.index(n) for n in team]
         rr = RoundResult(
             round=r,
@@ -364,38 +371,3 @@ def _teammates(prev: RoundResult, name: str, matching: bool) -> dict[str, str]:
     """Last round's actions of the engineers ``name`` worked with (its coalition with matching; else all)."""
     group = prev.team if (not matching or name in prev.team) else []
     return {t.name: t.action for t in prev.turns if t.name in group and t.name != name}
-
-
-def _log_alignment(log: RunLog, inst: AlignmentInstance, ep: Episode, r: int) -> None:
-    names = inst.names
-    log.event(
-        "alignment",
-        {
-            "scores": {names[j]: float(inst.scores[0, j]) for j in range(1, inst.n)},
-            "misalignment": {names[j]: round(float(inst.phi[0, j]), 4) for j in range(1, inst.n)},
-            "epsilon": inst.epsilon,
-            "ftm": ftm(inst, 0),
-        },
-        condition=ep.condition,
-        episode=ep.seed,
-        step=r,
-        agent="PM",
-    )
-    log.event(
-        "coalition",
-        {"matched": False, "team": list(names[1:]), "structure": "all engineers (no matching)"},
-        condition=ep.condition,
-        episode=ep.seed,
-        step=r,
-    )
-
-
-def episode_record(ep: Episode) -> dict[str, Any]:
-    """A JSON-able summary of an episode (rounds, turns and outcomes) for tests and exports."""
-    return {
-        "task_id": ep.task.task_id,
-        "condition": ep.config.label,
-        "seed": ep.seed,
-        "matching_rounds": ep.matching_rounds,
-        "rounds": [asdict(r) for r in ep.rounds],
-    }

@@ -15,7 +15,7 @@ import numpy as np
 from tomlib.coalition import Algorithm1, make_instance
 from tomlib.datasets import ChoiceQuestion
 from tomlib.llm import ChatModel, SampleKey, StructuredOutputError
-from tomlib.programming import alignment_schema
+from tomlib.programming import alignment_schema, teammate_evaluation_messages
 from tomlib.reasoning._common import Answer, answer_messages, plurality, read_answer
 from tomlib.trace import RunLog
 
@@ -46,20 +46,6 @@ class TeamResult:
     @property
     def correct(self) -> bool:
         return self.answer == self.question.answer
-
-
-def _evaluation(agent: str, belief: str, peers: dict[str, str]) -> list[dict[str, str]]:
-    shown = "\n".join(f'"{n}": "{t[-300:]}"' for n, t in peers.items())
-    user = (
-        f"What you believed your teammates would answer:\n{belief}\n\nWhat they answered:\n{shown}\n\nFor each "
-        "teammate give a belief alignment score between -1 (the opposite of what you expected) and 1 (exactly what you "
-        "expected), an explanation in ten words or fewer, and a justification of 30-50 words. Answer with a JSON "
-        "object keyed by teammate name."
-    )
-    return [
-        {"role": "system", "content": f"You are {agent}, evaluating your own beliefs about your teammates."},
-        {"role": "user", "content": user},
-    ]
 
 
 async def run_coalition_team(
@@ -107,7 +93,13 @@ async def run_coalition_team(
             others = {n: answers[n].text for n in names if n != name}
             try:
                 got = await chat.complete_json(
-                    _evaluation(name, answers[name].belief or "(no belief stated)", others),
+                    teammate_evaluation_messages(
+                        name,
+                        answers[name].belief or "(no belief stated)",
+                        {n: t[-300:] for n, t in others.items()},
+                        believed="What you believed your teammates would answer",
+                        did="What they answered",
+                    ),
                     alignment_schema(tuple(others)),
                     sample_key=key(r, name, "evaluate"),
                     temperature=0.2,
