@@ -93,3 +93,23 @@ def test_table4_rows_follow_the_contract_with_the_iclr_values(make_model, server
     assert win.loc[("tom_w_matching", "affirmative"), "paper_value"] == 67.27
     coop = t[t["metric"] == "cooperation_rate_round1_pct"]
     assert set(coop["value"]) == {100.0} and len(coop) == 2
+
+
+def test_notebook_parameters_and_the_estimate(make_model, server, isolated) -> None:  # type: ignore[no-untyped-def]
+    from tomlib.experiments import coalition_debate as cd
+
+    assert cd.check_debate_parameters("local", judge="", llm_mode="replay", debates=1) == ("local", "local")
+    with pytest.raises(ValueError, match="at least 1"):
+        cd.check_debate_parameters("local", judge="", llm_mode="replay", debates=0)
+    with pytest.raises(TypeError, match="debates must be a whole number"):
+        cd.check_debate_parameters("local", judge="", llm_mode="replay", debates="11")
+    with pytest.raises(ValueError, match="one debater model"):
+        cd.check_debate_parameters("local,gpt-4o-mini", judge="", llm_mode="replay", debates=1)
+    with pytest.raises(Exception, match="gpt-9"):
+        cd.check_debate_parameters("local", judge="gpt-9", llm_mode="replay", debates=1)
+    # the estimate counts what a run makes: replay the fake server's debate and count the requests
+    server.responder = responder
+    asyncio.run(cd.run_debates(model="fake", chat=make_model(json_mode="json_object"), debates=1))
+    assert cd.estimate("local", "local", 1)["local"].calls == len(server.requests)
+    both = cd.estimate("gpt-4o-mini", "gpt-4-0613", 11)
+    assert both["gpt-4-0613"].calls == 11 * 5 * 5 and both["gpt-4o-mini"].usd is not None

@@ -208,3 +208,51 @@ def test_reload_picks_up_episodes_a_live_run_wrote_since(isolated: Path) -> None
     assert ex.condition.value == "c1" and len(ex.episode.options) == 2
     ex.episode.index = 1
     assert "c1 · episode 5" in ex.current.shown
+
+
+def test_debate_round_shows_speakers_why_the_coalition_and_the_verdict(make_model, server, isolated: Path) -> None:  # type: ignore[no-untyped-def]
+    from tests.debate.test_debate import responder
+    from tomlib.experiments import coalition_debate as cd
+
+    server.responder = responder
+    runs = asyncio.run(cd.run_debates(model="fake", chat=make_model(json_mode="json_object"), debates=1))
+    trace = Trace.from_runs([runs])
+    ref = trace.refs(runs.run_id, "tom_matching:affirmative")[0]
+    view = trace.step(ref, 1)
+    assert view.kind == "debate"
+    html = step_html(view)
+    for expected in ("tested side: affirmative", "matched pair", "judge's verdict", "coalition:", "ToM-2"):
+        assert expected in html, expected
+    assert "belief-action alignment" in html  # the ToM-1/ToM-2 debaters' scores of their teammates
+
+
+def test_reasoning_steps_show_ratings_importance_coalition_and_answer(make_model, server, isolated: Path) -> None:  # type: ignore[no-untyped-def]
+    from tests.experiments.test_coalition_reasoning import responder
+    from tomlib.experiments import coalition_reasoning as cr
+
+    server.responder = responder
+    runs = asyncio.run(
+        cr.run_reasoning(
+            ["dylan", "ours_matching", "dylan_code"],
+            model="fake",
+            chat=make_model(json_mode="json_object"),
+            aqua_questions=1,
+            mmlu_questions=0,
+            humaneval_tasks=1,
+            progress=False,
+        )
+    )
+    trace = Trace.from_runs([runs])
+    conditions = set(trace.episodes(runs.run_id)["condition"])
+    dylan = next(c for c in conditions if c.startswith("dylan:aqua"))
+    view = trace.step(trace.refs(runs.run_id, dylan)[0], 0)
+    assert view.kind == "reasoning"
+    html = step_html(view)  # the first step ends by consensus: answer, key and importance are shown
+    assert "team answer" in html and "Agent Importance Score" in html and "question" in html
+    ours = next(c for c in conditions if c.startswith("ours_matching"))
+    html = step_html(trace.step(trace.refs(runs.run_id, ours)[0], 2))
+    assert "coalition:" in html and "belief-action alignment" in html
+    code = trace.refs(runs.run_id, "dylan:HumanEval/0")[0]
+    html = step_html(trace.step(code, 1))
+    assert "its ratings of the replies it saw" in html and "Reflector:" in html
+    assert "the hidden tests" in step_html(trace.step(code, 2))

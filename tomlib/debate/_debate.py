@@ -27,6 +27,7 @@ import numpy as np
 from tomlib.coalition import Algorithm1, make_instance
 from tomlib.debate._prompts import (
     SIDES,
+    TOPIC,
     Verdict,
     debater_messages,
     debater_schema,
@@ -160,6 +161,14 @@ async def run_debate(
             min_size=2,
         )
         algo = Algorithm1(base, mechanism="neurips", log=log, condition=cfg.label, episode=seed)
+    if log is not None:
+        log.event(
+            "env_state",
+            {"game": "debate", "topic": TOPIC, "setting": cfg.setting, "tested_side": cfg.tested_side},
+            condition=cfg.label,
+            episode=seed,
+            step=0,
+        )
     transcript: list[str] = []
     for r in range(1, cfg.rounds + 1):
         rnd = DebateRound(r, {}, {}, {}, {}, "", "")

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from tomlib.debate import Debate, DebateConfig, cooperation_rate, run_debate, win_rates
+from tomlib.experiments.coalition_programming import Estimate, check_counts, check_models, price
 from tomlib.llm import ChatModel
 from tomlib.report import attach_paper_values
 from tomlib.trace import RunLog
@@ -23,6 +25,36 @@ from tomlib.trace import RunLog
 PAPER_ID = "coalition"
 PAPER_SETTING = {"no_tom": "no_tom", "tom": "tom_wo_matching", "tom_matching": "tom_w_matching"}
 SIDES = ("affirmative", "negative")
+PAPER_COOPERATION = {1: 9.1, 5: 18.2}
+"""§6.4's cooperation rate between the ToM-1 and ToM-2 debaters at rounds 1 and 5 (prose only, not in Table 4)."""
+
+
+def check_debate_parameters(model: str, *, judge: str, llm_mode: str, debates: Any) -> tuple[str, str]:
+    """Check notebook 12's parameters before any work; return (debater model, judge model)."""
+    check_counts(debates=debates)
+    if debates < 1:
+        raise ValueError("parameter debates must be at least 1 (the paper: 11)")
+    names = check_models(model, llm_mode)
+    if len(names) != 1:
+        raise ValueError(f"parameter model names one debater model; got {names}")
+    judge_name = judge.strip() or names[0]
+    check_models(judge_name, llm_mode)
+    return names[0], judge_name
+
+
+TOKENS_PER_CALL = (1200, 300)  # our guess of (prompt, completion) tokens per call; transcripts grow over 5 rounds
+
+
+def estimate(model: str, judge: str, n_debates: int, rounds: int = 5) -> dict[str, Estimate]:
+    """Calls, tokens and USD of the whole table from scratch (before re-asks), for the debaters and the judge: per
+    debate and round, the two speakers of each side and one verdict; with matching the tested side prepares all three
+    and its ToM-1/ToM-2 debaters score their teammates."""
+    per_round = {"no_tom": 4, "tom": 4, "tom_matching": 7}
+    debater_calls = n_debates * rounds * sum(per_round[c.setting] for c in configs())
+    judge_calls = n_debates * rounds * len(configs())
+    if judge == model:
+        return {model: price(model, debater_calls + judge_calls, TOKENS_PER_CALL)}
+    return {model: price(model, debater_calls, TOKENS_PER_CALL), judge: price(judge, judge_calls, TOKENS_PER_CALL)}
 
 
 def configs(sides: tuple[str, ...] = SIDES) -> list[DebateConfig]:
@@ -95,7 +127,7 @@ def table4(runs: DebateRuns) -> pd.DataFrame:
                             "metric": f"cooperation_rate_round{r}_pct",
                             "value": round(100 * cooperation_rate(group, r), 2),
                             "note": f"{len(group)} debate(s): share whose round-{r} speakers are the ToM-1 and "
-                            "ToM-2 debaters",
+                            f"ToM-2 debaters; the paper's text (§6.4, ICLR): {PAPER_COOPERATION[r]}%",
                         }
                     )
     df = pd.DataFrame(rows)
@@ -103,3 +135,50 @@ def table4(runs: DebateRuns) -> pd.DataFrame:
     df.insert(0, "paper_id", PAPER_ID)
     df["source"] = f"llm:{runs.model}"
     return attach_paper_values(df.assign(paper_value=np.nan))
+
+
+def compare_drafts(table: pd.DataFrame) -> pd.DataFrame:
+    """Win rates (%) by setting: ours per side with draws, the ICLR draft's per side, the NeurIPS draft's (affirmative
+    only; another model and judge)."""
+    from tomlib.report import paper_table
+
+    grid = pd.DataFrame(index=[s for s in PAPER_SETTING.values() if s in set(table["setting"])])
+    for metric, word in (("win_rate_pct", "win"), ("draw_rate_pct", "draw")):
+        for side in SIDES:
+            part = table[(table["metric"] == metric) & (table["side"] == side)].set_index("setting")["value"]
+            if len(part):
+                grid[f"ours {word} {side[:3]}."] = part
+    paper = paper_table(PAPER_ID, "table4")
+    paper = paper[paper["metric"] == "win_rate_pct"]
+    for draft, label in (("iclr", "ICLR"), ("neurips", "NeurIPS")):
+        for side in SIDES:
+            part = paper[(paper["draft"] == draft) & (paper["side"] == side)].set_index("setting")["value"]
+            if len(part):
+                grid[f"{label} {side[:3]}."] = part
+    return grid
+
+
+def plot_table4(table: pd.DataFrame) -> Any:
+    """Win rates per setting: ours (with draws stacked on top) beside the ICLR and NeurIPS drafts' values."""
+    import matplotlib.pyplot as plt
+
+    grid = compare_drafts(table)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
+    for ax, side in zip(axes, SIDES, strict=True):
+        x = np.arange(len(grid))
+        short = side[:3]
+        ours = grid.get(f"ours win {short}.", pd.Series(np.nan, index=grid.index))
+        draws = grid.get(f"ours draw {short}.", pd.Series(0.0, index=grid.index)).fillna(0)
+        ax.bar(x - 0.25, ours, 0.25, color="#4c72b0", label="ours: win")
+        ax.bar(x - 0.25, draws, 0.25, bottom=ours, color="#4c72b0", alpha=0.35, label="ours: draw")
+        for dx, label, color in ((0.0, "ICLR", "#dd8452"), (0.25, "NeurIPS", "#55a868")):
+            col = f"{label} {short}."
+            if col in grid:
+                ax.bar(x + dx, grid[col], 0.25, color=color, label=f"{label} (paper)")
+        ax.set_xticks(x, grid.index, fontsize=8)
+        ax.set_title(f"tested side: {side}", fontsize=9)
+    axes[0].set_ylabel("share of round verdicts (%)")
+    handles = {lab: h for ax in axes for h, lab in zip(*ax.get_legend_handles_labels(), strict=True)}
+    axes[1].legend(list(handles.values()), list(handles), fontsize=7)
+    fig.tight_layout()
+    return fig

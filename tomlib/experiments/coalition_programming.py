@@ -75,13 +75,23 @@ def load_tasks(benchmark: str, n: int, *, mbpp_split: str = "test") -> list[Code
 
 def check_parameters(models: str, *, llm_mode: str, humaneval_tasks: Any, mbpp_tasks: Any, seeds: Any) -> list[str]:
     """Check a notebook's parameters before any work; return the model names. Errors name the parameter and fix."""
-    for name, v in (("humaneval_tasks", humaneval_tasks), ("mbpp_tasks", mbpp_tasks), ("seeds", seeds)):
+    check_counts(humaneval_tasks=humaneval_tasks, mbpp_tasks=mbpp_tasks, seeds=seeds)
+    return check_models(models, llm_mode)
+
+
+def check_counts(**counts: Any) -> None:
+    """Whole numbers >= 0 (``seeds`` >= 1); a count of 0 means all of them."""
+    for name, v in counts.items():
         if not isinstance(v, int) or isinstance(v, bool):
             raise TypeError(f"parameter {name} must be a whole number; got {v!r}")
-    if seeds < 1:
-        raise ValueError("parameter seeds must be at least 1 (the paper's Tables 10-12: 3)")
-    if humaneval_tasks < 0 or mbpp_tasks < 0:
-        raise ValueError("humaneval_tasks and mbpp_tasks count tasks from the start of each benchmark (0 = all)")
+        if name == "seeds" and v < 1:
+            raise ValueError("parameter seeds must be at least 1 (the paper's Tables 10-12: 3)")
+        if v < 0:
+            raise ValueError(f"parameter {name} counts items from the start of its set (0 = all); got {v}")
+
+
+def check_models(models: str, llm_mode: str) -> list[str]:
+    """The comma-separated model names, each in configs/models.yaml, and a known ``llm_mode``."""
     if llm_mode not in ("replay", "auto", "record"):
         raise ValueError(f"parameter llm_mode must be replay, auto or record; got {llm_mode!r}")
     names = [m.strip() for m in str(models).split(",") if m.strip()]
@@ -116,7 +126,13 @@ class Estimate:
 def estimate(model: str, configs: Sequence[TeamConfig], n_tasks: int, seeds: int) -> Estimate:
     """Calls, tokens and USD of running ``configs`` on ``n_tasks`` tasks × ``seeds`` from scratch (our token guess)."""
     calls = sum(cfg.rounds * (cfg.engineers + 2) for cfg in configs) * n_tasks * seeds
-    p, c = calls * TOKENS_PER_CALL[0], calls * TOKENS_PER_CALL[1]
+    return price(model, calls, TOKENS_PER_CALL)
+
+
+def price(model: str, calls: int, tokens_per_call: tuple[int, int]) -> Estimate:
+    """Tokens and USD of ``calls`` calls of ``model`` at (prompt, completion) tokens per call; USD is None when the
+    model has no price configured and needs a key, 0 for local and keyless endpoints."""
+    p, c = calls * tokens_per_call[0], calls * tokens_per_call[1]
     mc = get_model_config(model)
     usd = None
     if mc.price_per_1k_input is not None and mc.price_per_1k_output is not None:

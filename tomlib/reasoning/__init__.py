@@ -10,20 +10,32 @@ from tomlib.reasoning._chateval import ChatEvalResult, run_chateval
 from tomlib.reasoning._coalition_team import TeamResult, TeamRound, run_coalition_team
 from tomlib.reasoning._common import Answer, answer_messages, plurality, read_answer
 from tomlib.reasoning._dylan import MMLU_ROLES, DylanResult, normalised, parse_ratings, run_dylan
+from tomlib.reasoning._dylan_code import (
+    CODE_ROLES,
+    DylanCodeResult,
+    counting_tests,
+    parse_asserts,
+    run_dylan_code,
+)
 
 __all__ = [
+    "CODE_ROLES",
     "MMLU_ROLES",
     "Answer",
     "ChatEvalResult",
+    "DylanCodeResult",
     "DylanResult",
     "TeamResult",
     "TeamRound",
     "answer_messages",
+    "counting_tests",
     "normalised",
+    "parse_asserts",
     "parse_ratings",
     "plurality",
     "read_answer",
     "run_chateval",
     "run_coalition_team",
     "run_dylan",
+    "run_dylan_code",
 ]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from tomlib.datasets import ChoiceQuestion
 from tomlib.llm import ChatModel, SampleKey
-from tomlib.reasoning._common import TOM_GUIDE, Answer, plurality, read_answer
+from tomlib.reasoning._common import TOM_GUIDE, Answer, log_start, plurality, read_answer
 from tomlib.trace import RunLog
 
 ROLES: dict[str, str] = {
@@ -75,6 +75,7 @@ async def run_chateval(
     """One question, ``turns`` rounds of one-by-one discussion, then the plurality of the last answers."""
     condition = f"{'chateval' if tom == 0 else f'chateval_tom{tom}'}:{question.qid}"
     res = ChatEvalResult(question)
+    log_start(log, condition, seed, condition.split(":")[0], question.qid, question.statement(), question.answer)
     for turn in range(1, turns + 1):
         for role in roles:
             reply = await chat.complete(

@@ -16,7 +16,7 @@ from tomlib.coalition import Algorithm1, make_instance
 from tomlib.datasets import ChoiceQuestion
 from tomlib.llm import ChatModel, SampleKey, StructuredOutputError
 from tomlib.programming import alignment_schema, teammate_evaluation_messages
-from tomlib.reasoning._common import Answer, answer_messages, plurality, read_answer
+from tomlib.reasoning._common import Answer, answer_messages, log_start, plurality, read_answer
 from tomlib.trace import RunLog
 
 ORDERS = (0, 1, 2)
@@ -66,6 +66,7 @@ async def run_coalition_team(
     base = make_instance(np.zeros((3, 3)), names=names, no_beliefs=["ToM0"], epsilon=epsilon, min_size=2)
     algo = Algorithm1(base, mechanism="iclr", log=log, condition=condition, episode=seed)
     result = TeamResult(question, seed)
+    log_start(log, condition, seed, "ours_matching", question.qid, question.statement(), question.answer)
     team = list(names)
     prev: dict[str, Answer] = {}
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from tomlib.choices import extract_choice
 from tomlib.datasets import ChoiceQuestion
+from tomlib.trace import RunLog
 
 TOM_GUIDE = {
     0: "",
@@ -63,3 +64,15 @@ def plurality(answers: Sequence[Answer], order: Sequence[str] | None = None) -> 
     rank = {a.agent: i for i, a in enumerate(answers)} if order is None else {n: i for i, n in enumerate(order)}
     tied = [a for a in sorted(answers, key=lambda a: rank.get(a.agent, 0)) if a.letter and counts[a.letter] == best]
     return tied[0].letter
+
+
+def log_start(log: RunLog | None, condition: str, seed: int, method: str, qid: str, statement: str, truth: str) -> None:
+    """The episode's first state, for the explorer: which team, which question, its key."""
+    if log is not None:
+        log.event(
+            "env_state",
+            {"game": "reasoning", "method": method, "question": qid, "statement": statement, "truth": truth},
+            condition=condition,
+            episode=seed,
+            step=0,
+        )

@@ -20,12 +20,17 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tomlib.datasets import ChoiceQuestion
 from tomlib.llm import ChatModel, SampleKey
-from tomlib.reasoning._common import TOM_GUIDE, Answer, read_answer
+from tomlib.reasoning._common import TOM_GUIDE, Answer, log_start, read_answer
 from tomlib.trace import RunLog
+
+if TYPE_CHECKING:
+    from tomlib.reasoning._dylan_code import CodeNode
 
 MMLU_ROLES = ("Economist", "Doctor", "Lawyer", "Mathematician", "Psychologist", "Programmer", "Historian")
 """Appendix F's MMLU roles (also DyLAN's)."""
@@ -57,13 +62,17 @@ class DylanResult:
         return self.answer == self.question.answer
 
     def importance(self) -> dict[str, float]:
-        """Agent Importance Score of each role on this question: its nodes' importance summed over steps, then
-        normalised to sum 1 over roles (the paper's Table 7 scores sum to 1.000); all 0 if no final node agreed."""
-        out = dict.fromkeys(self.roles, 0.0)
-        for n in self.nodes:
-            out[n.agent] += n.importance
-        total = sum(out.values())
-        return {a: v / total for a, v in out.items()} if total > 0 else out
+        return role_importance(self.nodes, self.roles)
+
+
+def role_importance(nodes: Sequence[Node | CodeNode], roles: Sequence[str]) -> dict[str, float]:
+    """Agent Importance Score of each role on one question: its nodes' importance summed over steps, normalised to
+    sum 1 over roles (the paper's Table 7 scores sum to 1.000); all 0 if no final node earned credit."""
+    out = dict.fromkeys(roles, 0.0)
+    for n in nodes:
+        out[n.agent] += n.importance
+    total = sum(out.values())
+    return {a: v / total for a, v in out.items()} if total > 0 else out
 
 
 def parse_ratings(text: str, n: int) -> list[float] | None:
@@ -88,9 +97,7 @@ def normalised(ratings: list[float] | None, n: int) -> list[float]:
 
 
 def _messages(question: ChoiceQuestion, role: str, tom: int, shown: list[tuple[str, str]]) -> list[dict[str, str]]:
-    system = (
-        f"You are a {role}. Here is a discussion among agents; explain your reasons. The question is single choice."
-    )
+    system = f"You are a {role}. You answer a single-choice question together with other agents and give your reasons."
     if tom:
         system += f" You have level-{tom} Theory of Mind."
     parts = [question.statement()]
@@ -113,6 +120,12 @@ def _ranker_messages(question: ChoiceQuestion, shown: list[tuple[str, str]]) -> 
         "[1, 2]."
     )
     return [{"role": "user", "content": user}]
+
+
+def ranker_picks(text: str, n: int, rng: random.Random, keep: int = 2) -> list[int]:
+    """The ranker's first ``keep`` distinct solution numbers (0-based); a seeded draw when it named fewer."""
+    picks = list(dict.fromkeys(i for i in (int(x) - 1 for x in re.findall(r"\d+", text)) if 0 <= i < n))[:keep]
+    return picks if len(picks) == keep else sorted(rng.sample(range(n), keep))
 
 
 def _consensus(answers: list[Answer], n: int) -> str | None:
@@ -140,6 +153,7 @@ async def run_dylan(
     condition = f"{method}:{question.qid}"
     rng = random.Random(f"{condition}:{seed}")
     res = DylanResult(question, roles)
+    log_start(log, condition, seed, method, question.qid, question.statement(), question.answer)
     n = len(roles)
     active = list(roles)
     prev: list[Node] = []
@@ -158,12 +172,17 @@ async def run_dylan(
                 temperature=0.0,
                 max_tokens=40,
             )
-            picks = [int(x) - 1 for x in re.findall(r"\d+", reply.content)]
-            picks = list(dict.fromkeys(i for i in picks if 0 <= i < len(shown)))[:2]
-            if len(picks) < 2:
-                picks = sorted(rng.sample(range(len(shown)), 2))
-            active = [shown[i][0] for i in picks]
+            active = [shown[i][0] for i in ranker_picks(reply.content, len(shown), rng)]
             res.ranked = list(active)
+            if log is not None:
+                log.event(
+                    "action",
+                    {"action": ", ".join(active), "text": reply.content},
+                    condition=condition,
+                    episode=seed,
+                    step=step,
+                    agent="ranker",
+                )
         order = list(active)
         rng.shuffle(order)
         nodes: list[Node] = []
@@ -190,30 +209,54 @@ async def run_dylan(
                     agent=agent,
                 )
             if step < 2 and len(nodes) > (2 * n) // 3:
-                agreed = _consensus([x.answer for x in nodes], n)
-                if agreed:
-                    res.nodes += nodes
-                    res.answer, res.stopped_early = agreed, True
-                    _backward(res)
-                    return res
+                res.answer = _consensus([x.answer for x in nodes], n)
+                if res.answer:
+                    res.stopped_early = True
+                    break
         res.nodes += nodes
         prev = nodes
-    last = [x.answer for x in prev]
-    counts = Counter(a.letter for a in last if a.letter)
-    res.answer = max(counts, key=lambda c: (counts[c], -[a.letter for a in last].index(c))) if counts else None
+        if res.stopped_early:
+            break
+    if not res.stopped_early:
+        last = [x.answer for x in prev]
+        counts = Counter(a.letter for a in last if a.letter)
+        res.answer = max(counts, key=lambda c: (counts[c], -[a.letter for a in last].index(c))) if counts else None
     _backward(res)
+    if log is not None:
+        log.event(
+            "score",
+            {
+                "metric": "correct",
+                "value": float(res.correct),
+                "team_answer": res.answer,
+                "truth": question.answer,
+                "stopped_early": res.stopped_early,
+                "importance": res.importance(),
+            },
+            condition=condition,
+            episode=seed,
+            step=max(x.step for x in res.nodes),
+        )
     return res
 
 
 def _backward(res: DylanResult) -> None:
-    """Agent Importance Score by backward propagation of the final answer's credit through the peer ratings."""
-    if not res.nodes:
+    """Agent Importance Score of the multiple-choice network: the last step's nodes that gave the final answer."""
+    if not res.nodes or not res.answer:
         return
     last_step = max(x.step for x in res.nodes)
-    final = [x for x in res.nodes if x.step == last_step and x.answer.letter == res.answer and res.answer]
+    propagate_importance(res.nodes, [x for x in res.nodes if x.step == last_step and x.answer.letter == res.answer])
+
+
+def propagate_importance(nodes: Sequence[Node | CodeNode], final: Sequence[Node | CodeNode]) -> None:
+    """DyLAN's backward propagation: ``final`` nodes share importance 1; going back a step, a node's importance is
+    the sum over the next step's nodes of (their importance × their normalised rating of it)."""
+    if not final:
+        return
     for x in final:
         x.importance = 1.0 / len(final)
+    last_step = max(x.step for x in nodes)
     for step in range(last_step - 1, -1, -1):
-        later = [x for x in res.nodes if x.step == step + 1]
-        for x in (y for y in res.nodes if y.step == step):
+        later = [x for x in nodes if x.step == step + 1]
+        for x in (y for y in nodes if y.step == step):
             x.importance = sum(k.importance * k.weights.get(x.agent, 0.0) for k in later)

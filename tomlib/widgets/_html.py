@@ -66,6 +66,10 @@ def game_panel(view: StepView) -> str:
         return _card("before", before) + _card("after", after + legend)
     if view.kind == "programming":
         return _card(f"round {view.before.get('round', view.step)}", programming_round(view))
+    if view.kind == "debate":
+        return _card(f"round {view.step}", debate_round(view))
+    if view.kind == "reasoning":
+        return _card(f"{view.before.get('method', '')} · step {view.step}", reasoning_round(view))
     if view.kind == "city":
         return _card("city before this action", city_map(view.before)) + (
             _card("after", city_map(view.after)) if view.after else ""
@@ -97,6 +101,11 @@ def agent_card(a: AgentStep, view: StepView) -> str:
         parts.append(alignment_table(a.alignment))
     if a.code is not None:
         parts.append(code_block(a.code, a.tests))
+    if a.feedback:
+        parts.append(f"<div>Reflector: <i>{escape(a.feedback)}</i></div>")
+    if a.rated:
+        cells = "".join(f"<td>{escape(n)}<br><b>{w:.2f}</b></td>" for n, w in a.rated.items())
+        parts.append(f"<div>its ratings of the replies it saw (normalised)</div><table><tr>{cells}</tr></table>")
     for t in a.attempts:
         if "problem" in t:
             parts.append(f"<div class='dim'>reply problem: {escape(str(t['problem']))}</div>")
@@ -305,6 +314,60 @@ def programming_round(view: StepView) -> str:
     return "".join(parts)
 
 
+def _coalition_line(ev: dict[str, dict[str, Any]]) -> str:
+    c = ev.get("coalition")
+    if not c:
+        return ""
+    again = " (re-formed)" if c.get("matched") else ""
+    return f"<div>coalition: <b>{escape(str(c.get('structure')))}</b>{again}</div>"
+
+
+def _mark(ok: bool, yes: str, no: str) -> str:
+    return f"<span class='ok'>✔ {yes}</span>" if ok else f"<span class='bad'>✘ {no}</span>"
+
+
+def debate_round(view: StepView) -> str:
+    """The debate (coalition paper §6.4): who spoke on each side and why, the coalition, and the judge's verdict."""
+    b, ev = view.before, view.round_events
+    tested = f" · tested side: {escape(str(b['tested_side']))}" if b.get("tested_side") else ""
+    parts = [f"<div>{escape(str(b.get('topic', '')))} · {escape(str(b.get('setting', '')))}{tested}</div>"]
+    s = ev.get("score") or {}
+    for side, names in (s.get("speakers") or {}).items():
+        why = escape(str((s.get("picked_by") or {}).get(side, "")))
+        parts.append(f"<div>{escape(side)}: <b>{escape(', '.join(names))}</b> <span class='dim'>({why})</span></div>")
+    parts.append(_coalition_line(ev))
+    if s:
+        reason = escape(str(s.get("reason", ""))[:400])
+        parts.append(
+            f"<div>judge's verdict: <b>{escape(str(s.get('winner')))}</b></div><div class='dim'>{reason}</div>"
+        )
+    return "".join(parts)
+
+
+def reasoning_round(view: StepView) -> str:
+    """A reasoning team (coalition paper §6.5, Appendix F): the coalition, the team's answer against the key (or the
+    final code against the hidden tests) and DyLAN's importance per role."""
+    b, ev = view.before, view.round_events
+    parts = [_coalition_line(ev)]
+    s = ev.get("score") or {}
+    if "team_answer" in s:
+        team = f" from {escape(', '.join(s['team']))}" if s.get("team") else ""
+        mark = _mark(s.get("team_answer") == s.get("truth"), "right", "wrong")
+        parts.append(
+            f"<div>team answer{team}: <b>{escape(str(s.get('team_answer')))}</b> "
+            f"(key {escape(str(s.get('truth')))}) {mark}</div>"
+        )
+    if s.get("metric") == "pass_at_1":
+        mark = _mark(bool(s.get("value")), "passes", "fails")
+        parts.append(f"<div>final code by <b>{escape(str(s.get('final')))}</b> {mark} the hidden tests</div>")
+    if s.get("importance"):
+        cells = "".join(f"<td>{escape(r)}<br><b>{v:.2f}</b></td>" for r, v in s["importance"].items())
+        parts.append(f"<div>Agent Importance Score</div><table><tr>{cells}</tr></table>")
+    if b.get("statement"):
+        parts.append(f"<details><summary>question</summary>{_pre(b['statement'])}</details>")
+    return "".join(parts)
+
+
 def alignment_table(p: dict[str, Any]) -> str:
     """The PM's Appendix A scores s, misalignment φ = (1 - s)/2 and trust (φ ≤ ε) per engineer, with FTM."""
     eps = float(p.get("epsilon", 0.25))
@@ -317,7 +380,7 @@ def alignment_table(p: dict[str, Any]) -> str:
     )
     return (
         f"<div><b>belief-action alignment</b> (ε = {eps:g}; FTM over all {100 * float(p.get('ftm', 0)):.0f}%)</div>"
-        f"<table><tr><th>engineer</th><th>score s</th><th>φ</th><th></th></tr>{rows}</table>"
+        f"<table><tr><th>teammate</th><th>score s</th><th>φ</th><th></th></tr>{rows}</table>"
     )
 
 

@@ -67,6 +67,8 @@ class AgentStep:
     code: str | None = None  # iterative programming: the engineer's code
     tests: dict[str, Any] | None = None  # ... and its test outcome
     alignment: dict[str, Any] | None = None  # the PM's self-evaluation (Appendix A scores, φ, ε, FTM)
+    rated: dict[str, float] | None = None  # DyLAN: its normalised ratings of the replies it was shown
+    feedback: str = ""  # DyLAN coders: the Reflector's line on this agent's code
 
     @property
     def prediction_hit(self) -> bool | None:
@@ -94,11 +96,12 @@ class StepView:
 
 
 def game_kind(first_state: dict[str, Any]) -> str:
-    """``matrix``, ``grid``, ``overcooked``, ``city`` or ``other``, from an episode's first ``env_state``."""
+    """``matrix``, ``grid``, ``overcooked``, ``city``, ``programming``, ``debate``, ``reasoning`` or ``other``, from an
+    episode's first ``env_state``."""
     if "levels" in first_state:
         return "city"
-    if first_state.get("game") == "programming":
-        return "programming"
+    if first_state.get("game") in ("programming", "debate", "reasoning"):
+        return str(first_state["game"])
     spec = str(first_state.get("game", ""))
     for prefix, kind in (("matrix", "matrix"), ("grid", "grid"), ("overcooked", "overcooked")):
         if spec.startswith(prefix):
@@ -341,8 +344,9 @@ def _agent_step(ev: pd.DataFrame, agent: str, actions: dict[str, str], kind: str
                         str(lv.get("explanation") or ""),
                     )
                 )
-        elif k == "action" and "code" in p:  # an engineer's turn
+        elif k == "action" and "code" in p:  # an engineer's or a DyLAN coder's turn
             view.code = str(p.get("code") or "")
+            view.rated, view.feedback = p.get("rated") or view.rated, str(p.get("feedback") or "")
             if p.get("belief"):
                 view.levels.append(Level(p.get("eng_tom"), agent, p.get("belief"), p.get("action")))
             if p.get("problem"):
@@ -380,6 +384,8 @@ def _agent_step(ev: pd.DataFrame, agent: str, actions: dict[str, str], kind: str
         elif k == "verification":
             view.verifications.append(p)
         elif k == "action":
+            if p.get("rated"):
+                view.rated = p["rated"]
             view.attempts.append(p)
     view.saw = _what_it_saw(view, agent, kind, state)
     return view

@@ -1,0 +1,476 @@
+"""Notebooks 13-14: the coalition paper's reasoning teams (§6.5, Appendices E, F; Tables 5, 7, 8, 9).
+
+Every table comes from the same per-question runs (:mod:`tomlib.reasoning`), so notebooks and tables sharing a
+method and question replay (or pay for) its calls once:
+
+- ``chateval`` / ``chateval_w_tom``: the ChatEval-style team without / with 2-ToM (Tables 5, 9);
+- ``dylan`` / ``dylan_w_tom``: the DyLAN-style network without / with 2-ToM (Tables 5, 8; the paper's "+2-ToM");
+- ``ours_matching``: ToM-0/1/2 agents whose coalition (Algorithm 1) answers together (Table 5);
+- ``dylan_code`` / ``dylan_code_w_tom``: DyLAN's coder network on HumanEval (Table 7).
+
+Accuracy is the share of questions whose team answer is the key, with a 95% Wilson interval; the Agent Importance
+Score of a role is its per-question score (summing to 1 over roles) averaged over the questions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tomlib.choices import accuracy
+from tomlib.datasets import ChoiceQuestion, CodeTask, aqua_rat, humaneval, mmlu
+from tomlib.experiments.coalition_programming import (
+    Estimate,
+    check_counts,
+    check_models,
+    model_label,
+    pass_at_1,
+    price,
+)
+from tomlib.llm import ChatModel
+from tomlib.reasoning import (
+    CODE_ROLES,
+    MMLU_ROLES,
+    DylanCodeResult,
+    run_chateval,
+    run_coalition_team,
+    run_dylan,
+    run_dylan_code,
+)
+from tomlib.report import attach_paper_values
+from tomlib.sandbox import CheckCache
+from tomlib.trace import RunLog
+
+PAPER_ID = "coalition"
+SUBJECTS = ("us_foreign_policy", "human_sexuality", "international_law", "abstract_algebra")
+"""§6.5's MMLU subjects (F.2's text names college_chemistry instead of human_sexuality; we follow §6.5 and Table 8)."""
+TASK_OF = {"aqua_rat": "logic_problem_solving", "mmlu": "general_reasoning"}
+METHODS = ("chateval", "chateval_w_tom", "dylan", "dylan_w_tom", "ours_matching")
+CODE_METHODS = ("dylan_code", "dylan_code_w_tom")
+CALLS_PER_QUESTION = {"chateval": 4, "chateval_w_tom": 4, "dylan": 17, "dylan_w_tom": 17, "ours_matching": 15}
+"""Upper bounds per question (DyLAN stops early on consensus): ChatEval 2 roles x 2 turns; DyLAN 7 + 7 + ranker + 2;
+ours 3 rounds x (3 answers + 2 self-evaluations)."""
+CALLS_PER_CODE_TASK = 14  # Tester + 4 + 4 + 2 coders + 2 Reflector + Ranker
+TOKENS_PER_CALL = (700, 300)
+PAPER_TOP_ROLE = {
+    "us_foreign_policy": "Economist",
+    "human_sexuality": "Lawyer",
+    "international_law": "Economist",
+    "abstract_algebra": "Mathematician",
+}
+"""Table 8's "role with highest importance score" per subject (the paper's DyLAN run)."""
+
+
+def check_reasoning_parameters(
+    models: str, *, llm_mode: str, aqua_questions: Any, mmlu_questions: Any, humaneval_tasks: Any = 0, seeds: Any = 1
+) -> list[str]:
+    """Check notebook 13/14's parameters before any work; return the model names."""
+    check_counts(
+        aqua_questions=aqua_questions, mmlu_questions=mmlu_questions, humaneval_tasks=humaneval_tasks, seeds=seeds
+    )
+    return check_models(models, llm_mode)
+
+
+def load_questions(aqua_questions: int, mmlu_questions: int) -> list[ChoiceQuestion]:
+    """The first ``aqua_questions`` of AQuA-RAT's test split and the first ``mmlu_questions`` of each subject's
+    test split (0: all; the paper: all 254 and all 452)."""
+    aqua = list(aqua_rat("test"))
+    out = aqua if aqua_questions == 0 else aqua[:aqua_questions]
+    for s in SUBJECTS:
+        qs = list(mmlu(s, "test"))
+        out += qs if mmlu_questions == 0 else qs[:mmlu_questions]
+    return out
+
+
+def estimate(model: str, methods: Sequence[str], n_questions: int, n_code_tasks: int, seeds: int) -> Estimate:
+    """Calls, tokens and USD of running from scratch (upper bounds; our token guess per call)."""
+    calls = sum(CALLS_PER_QUESTION[m] for m in methods if m in CALLS_PER_QUESTION) * n_questions
+    calls += sum(1 for m in methods if m in CODE_METHODS) * CALLS_PER_CODE_TASK * n_code_tasks
+    return price(model, calls * seeds, TOKENS_PER_CALL)
+
+
+@dataclass
+class Outcome:
+    """One method on one question (or code task) and seed."""
+
+    method: str
+    qid: str
+    benchmark: str
+    subject: str
+    seed: int
+    answer: str | None
+    correct: bool
+    importance: dict[str, float] | None
+
+
+@dataclass
+class ReasoningRuns:
+    model: str
+    outcomes: list[Outcome]
+    run_id: str
+
+    @property
+    def source(self) -> str:
+        return f"llm:{self.model}"
+
+
+async def _one(chat: ChatModel, method: str, q: ChoiceQuestion, seed: int, log: RunLog) -> Outcome:
+    tom = 2 if method.endswith("_w_tom") else 0
+    if method.startswith("chateval"):
+        res: Any = await run_chateval(chat, q, tom=tom, seed=seed, log=log)
+        imp = None
+    elif method.startswith("dylan"):
+        res = await run_dylan(chat, q, tom=tom, seed=seed, log=log)
+        imp = res.importance()
+    elif method == "ours_matching":
+        res = await run_coalition_team(chat, q, seed=seed, log=log)
+        imp = None
+    else:
+        raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    return Outcome(method, q.qid, q.benchmark, q.subject, seed, res.answer, res.correct, imp)
+
+
+async def _one_code(chat: ChatModel, method: str, task: CodeTask, seed: int, log: RunLog, cache: CheckCache) -> Outcome:
+    tom = 2 if method.endswith("_w_tom") else 0
+    res: DylanCodeResult = await run_dylan_code(chat, task, tom=tom, seed=seed, log=log, cache=cache)
+    answer = res.final.agent if res.final else None
+    return Outcome(method, task.task_id, "humaneval", "", seed, answer, res.passed, res.importance())
+
+
+async def run_reasoning(
+    methods: Sequence[str] = METHODS,
+    *,
+    model: str = "local",
+    llm_mode: str = "replay",
+    aqua_questions: int = 2,
+    mmlu_questions: int = 1,
+    humaneval_tasks: int = 2,
+    seeds: int = 1,
+    experiment: str = "coalition.reasoning",
+    results: str | None = None,
+    progress: bool = True,
+    parallel: int = 8,
+    chat: ChatModel | None = None,
+    on_estimate: Callable[[str], None] | None = print,
+) -> ReasoningRuns:
+    """Every (method, question, seed); code methods run on the first ``humaneval_tasks`` HumanEval tasks (0: all)."""
+    from tqdm.auto import tqdm
+
+    bad = [m for m in methods if m not in METHODS + CODE_METHODS]
+    if bad:
+        raise ValueError(f"unknown method(s) {bad}; use {', '.join(METHODS + CODE_METHODS)}")
+    questions = load_questions(aqua_questions, mmlu_questions) if set(methods) & set(METHODS) else []
+    tasks: list[CodeTask] = []
+    if set(methods) & set(CODE_METHODS):
+        tasks = list(humaneval() if humaneval_tasks == 0 else humaneval()[:humaneval_tasks])
+    chat = chat or ChatModel.from_name(model, mode=llm_mode)  # type: ignore[arg-type]
+    if on_estimate is not None and llm_mode != "replay":
+        on_estimate(estimate(model, methods, len(questions), len(tasks), seeds).line(model))
+    log = RunLog(
+        experiment,
+        results=results,
+        meta={"model": model, "source": f"llm:{model}", "methods": list(methods), "seeds": seeds},
+    )
+    log.observe(chat)
+    cache = CheckCache()
+    limit = asyncio.Semaphore(parallel)
+    jobs: list[Any] = [(m, q, s) for m in methods if m in METHODS for q in questions for s in range(seeds)] + [
+        (m, t, s) for m in methods if m in CODE_METHODS for t in tasks for s in range(seeds)
+    ]
+    bar = tqdm(total=len(jobs), desc=f"{experiment} (llm:{model})", unit="run", disable=not progress)
+
+    async def one(method: str, item: Any, seed: int) -> Outcome:
+        async with limit:
+            if method in CODE_METHODS:
+                out = await _one_code(chat, method, item, seed, log, cache)
+            else:
+                out = await _one(chat, method, item, seed, log)
+            bar.update(1)
+            return out
+
+    futures = [asyncio.ensure_future(one(*j)) for j in jobs]
+    try:
+        outcomes = list(await asyncio.gather(*futures))
+    except BaseException:  # one failed (e.g. a ReplayMiss): stop the others before the log closes
+        for f in futures:
+            f.cancel()
+        await asyncio.gather(*futures, return_exceptions=True)
+        raise
+    finally:
+        bar.close()
+        log.close()
+    return ReasoningRuns(model, outcomes, log.run_id)
+
+
+# -- tables -------------------------------------------------------------------------------------------------------
+
+
+def outcome_frame(runs: ReasoningRuns) -> pd.DataFrame:
+    """One row per (method, question, seed)."""
+    return pd.DataFrame(
+        [
+            {
+                "model": model_label(runs.model),
+                "method": o.method,
+                "task": TASK_OF.get(o.benchmark, o.benchmark),
+                "subject": o.subject,
+                "qid": o.qid,
+                "seed": o.seed,
+                "answer": o.answer,
+                "correct": o.correct,
+            }
+            for o in runs.outcomes
+        ]
+    )
+
+
+def _accuracy_rows(frame: pd.DataFrame, keys: list[str]) -> list[dict[str, Any]]:
+    rows = []
+    for group, part in frame.groupby(keys, sort=True):
+        acc = accuracy(int(part["correct"].sum()), len(part))
+        note = f"{acc.correct}/{acc.total} correct; 95% Wilson CI {100 * acc.low:.1f}-{100 * acc.high:.1f}%"
+        base = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
+        rows.append({**base, "metric": "accuracy_pct", "value": round(100 * acc.value, 2), "note": note})
+        rows.append({**base, "metric": "accuracy_pct_ci_low", "value": round(100 * acc.low, 2), "note": note})
+        rows.append({**base, "metric": "accuracy_pct_ci_high", "value": round(100 * acc.high, 2), "note": note})
+    return rows
+
+
+def _finish(rows: list[dict[str, Any]], table_id: str, source: str) -> pd.DataFrame:
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+    df.insert(0, "draft", "iclr")
+    df.insert(0, "table_id", table_id)
+    df.insert(0, "paper_id", PAPER_ID)
+    df["source"] = source
+    return attach_paper_values(df.assign(paper_value=np.nan))
+
+
+def table5(runs: ReasoningRuns) -> pd.DataFrame:
+    """Table 5: accuracy (%) of ChatEval w. ToM, DyLAN w. ToM and ours (+matching), per task."""
+    f = outcome_frame(runs)
+    f = f[f["method"].isin(["chateval_w_tom", "dylan_w_tom", "ours_matching"])]
+    return _finish(_accuracy_rows(f, ["task", "model", "method"]), "table5", runs.source)
+
+
+def table9(runs: ReasoningRuns) -> pd.DataFrame:
+    """Table 9: ChatEval accuracy (%) without and with ToM per task, and the point change."""
+    f = outcome_frame(runs)
+    f = f[f["method"].isin(["chateval", "chateval_w_tom"])]
+    rows = _accuracy_rows(f, ["task", "model", "method"])
+    acc = {(r["task"], r["model"], r["method"]): r["value"] for r in rows if r["metric"] == "accuracy_pct"}
+    for (task, model, method), v in list(acc.items()):
+        if method == "chateval_w_tom" and (task, model, "chateval") in acc:
+            rows.append(
+                {
+                    "task": task,
+                    "model": model,
+                    "method": method,
+                    "metric": "accuracy_pct_point_change_vs_chateval",
+                    "value": round(v - acc[(task, model, "chateval")], 2),
+                }
+            )
+    return _finish(rows, "table9", runs.source)
+
+
+def importance_frame(runs: ReasoningRuns) -> pd.DataFrame:
+    """Mean Agent Importance Score per (method, benchmark, subject, role) over the questions."""
+    rows = [
+        {"method": o.method, "benchmark": o.benchmark, "subject": o.subject, "qid": o.qid, "role": r, "score": v}
+        for o in runs.outcomes
+        if o.importance is not None
+        for r, v in o.importance.items()
+    ]
+    f = pd.DataFrame(rows, columns=["method", "benchmark", "subject", "qid", "role", "score"])
+    return f.groupby(["method", "benchmark", "subject", "role"], as_index=False)["score"].mean()
+
+
+def _pct_change(new: float, old: float) -> float:
+    return round(100 * (new - old) / old, 2) if old else float("nan")
+
+
+def table8(runs: ReasoningRuns) -> pd.DataFrame:
+    """Table 8 (MMLU, DyLAN): every role's mean importance without / with 2-ToM and its relative change, and the task
+    accuracy, per subject. Rows of the paper's top role carry the paper's values; our top role is named in the note."""
+    imp = importance_frame(runs)
+    imp = imp[(imp["benchmark"] == "mmlu") & imp["method"].isin(["dylan", "dylan_w_tom"])]
+    acc = outcome_frame(runs)
+    acc = acc[(acc["task"] == "general_reasoning") & acc["method"].isin(["dylan", "dylan_w_tom"])]
+    paper_method = {"dylan": "dylan", "dylan_w_tom": "dylan_w_2tom"}
+    rows: list[dict[str, Any]] = []
+    for subject in SUBJECTS:
+        part = imp[imp["subject"] == subject]
+        if part.empty:
+            continue
+        base_scores = part[part["method"] == "dylan"].set_index("role")["score"]
+        top = str(base_scores.idxmax()) if len(base_scores) and base_scores.max() > 0 else ""
+        tom_scores = part[part["method"] == "dylan_w_tom"].set_index("role")["score"]
+        for role in MMLU_ROLES:
+            note = "highest importance in this run (without ToM)" if role == top else ""
+            common = {"benchmark": "mmlu", "task": subject, "role": role}
+            for method, scores in (("dylan", base_scores), ("dylan_w_tom", tom_scores)):
+                if role in scores.index:
+                    rows.append(
+                        {
+                            **common,
+                            "method": paper_method[method],
+                            "metric": "importance_score",
+                            "value": round(float(scores[role]), 4),
+                            "note": note,
+                        }
+                    )
+            if role in base_scores.index and role in tom_scores.index:
+                rows.append(
+                    {
+                        **common,
+                        "method": "dylan_w_2tom",
+                        "metric": "importance_score_pct_change",
+                        "value": _pct_change(float(tom_scores[role]), float(base_scores[role])),
+                        "note": note,
+                    }
+                )
+        accs = {}
+        for method in ("dylan", "dylan_w_tom"):
+            a = acc[(acc["subject"] == subject) & (acc["method"] == method)]
+            if len(a):
+                accs[method] = float(a["correct"].mean())
+                rows.append(
+                    {
+                        "benchmark": "mmlu",
+                        "task": subject,
+                        "role": PAPER_TOP_ROLE[subject],
+                        "method": paper_method[method],
+                        "metric": "accuracy",
+                        "value": round(accs[method], 4),
+                        "note": f"task accuracy over {len(a)} question(s) (the paper prints it beside its top role)",
+                    }
+                )
+        if len(accs) == 2:
+            rows.append(
+                {
+                    "benchmark": "mmlu",
+                    "task": subject,
+                    "role": PAPER_TOP_ROLE[subject],
+                    "method": "dylan_w_2tom",
+                    "metric": "accuracy_pct_change",
+                    "value": _pct_change(accs["dylan_w_tom"], accs["dylan"]),
+                    "note": "relative change of the task accuracy (nan when the base accuracy is 0)",
+                }
+            )
+    out = _finish(rows, "table8", runs.source)
+    if not out.empty:
+        out["value"] = out["value"].astype(float)
+        out.loc[out["value"].isna(), "note"] = out.loc[out["value"].isna(), "note"].replace("", "no base value")
+    return out
+
+
+def table7(runs: ReasoningRuns) -> pd.DataFrame:
+    """Table 7 (HumanEval, DyLAN coders): each coder's mean importance without / with 2-ToM and its relative change;
+    Pass@1 of the network's final code beside it (not in the paper's table)."""
+    imp = importance_frame(runs)
+    imp = imp[imp["method"].isin(CODE_METHODS)]
+    paper_method = {"dylan_code": "dylan", "dylan_code_w_tom": "dylan_w_2tom"}
+    rows: list[dict[str, Any]] = []
+    scores = {m: imp[imp["method"] == m].set_index("role")["score"] for m in CODE_METHODS}
+    for role in CODE_ROLES:
+        for m in CODE_METHODS:
+            if role in scores[m].index:
+                rows.append(
+                    {
+                        "benchmark": "humaneval",
+                        "role": role,
+                        "method": paper_method[m],
+                        "metric": "importance_score",
+                        "value": round(float(scores[m][role]), 4),
+                    }
+                )
+        if all(role in scores[m].index for m in CODE_METHODS):
+            rows.append(
+                {
+                    "benchmark": "humaneval",
+                    "role": role,
+                    "method": "dylan_w_2tom",
+                    "metric": "importance_score_pct_change",
+                    "value": _pct_change(float(scores["dylan_code_w_tom"][role]), float(scores["dylan_code"][role])),
+                }
+            )
+    f = outcome_frame(runs)
+    for m in CODE_METHODS:
+        part = f[f["method"] == m]
+        if len(part):
+            rows.append(
+                {
+                    "benchmark": "humaneval",
+                    "role": "(network)",
+                    "method": paper_method[m],
+                    "metric": "pass_at_1",
+                    "value": round(pass_at_1(list(part["correct"])), 4),
+                    "note": f"final code on the hidden tests, {len(part)} task(s)",
+                }
+            )
+    out = _finish(rows, "table7", runs.source)
+    if not out.empty and "note" in out.columns:
+        out["note"] = out["note"].fillna("")
+        out.loc[out["value"].isna(), "note"] = "no base value"
+    return out
+
+
+# -- views --------------------------------------------------------------------------------------------------------
+
+
+def wide_accuracy(table: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy (%) per method and model by task: ours with its 95% interval, and the paper's."""
+    t = table[table["metric"] == "accuracy_pct"].copy()
+    lo = table[table["metric"] == "accuracy_pct_ci_low"].set_index(["task", "model", "method"])["value"]
+    hi = table[table["metric"] == "accuracy_pct_ci_high"].set_index(["task", "model", "method"])["value"]
+    t = t.set_index(["task", "model", "method"])
+    t["ours"] = [f"{v:.1f} [{lo[i]:.0f}-{hi[i]:.0f}]" for i, v in t["value"].items()]
+    t["paper"] = t["paper_value"].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+    return t[["ours", "paper"]].unstack("task")
+
+
+def importance_wide(table: pd.DataFrame) -> pd.DataFrame:
+    """Importance per role (rows) without / with 2-ToM, ours and the paper's, and the relative change (%)."""
+    t = table[table["metric"].isin(["importance_score", "importance_score_pct_change"])].copy()
+    keys = [c for c in ("task", "role") if c in t.columns]
+    t["column"] = t["method"] + np.where(t["metric"] == "importance_score", "", " % change")
+    ours = t.pivot_table(index=keys, columns="column", values="value", aggfunc="first")
+    paper = t.pivot_table(index=keys, columns="column", values="paper_value", aggfunc="first")
+    return pd.concat({"ours": ours, "paper": paper}, axis=1)
+
+
+def plot_importance(table: pd.DataFrame, benchmark: str) -> Any:
+    """Bars of each role's importance without and with 2-ToM: ours (solid) beside the paper's (hatched)."""
+    import matplotlib.pyplot as plt
+
+    t = table[(table["metric"] == "importance_score") & (table["benchmark"] == benchmark)]
+    groups = sorted(t["task"].unique()) if "task" in t.columns else [None]
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 3.4), squeeze=False, sharey=True)
+    for ax, g in zip(axes[0], groups, strict=True):
+        part = t if g is None else t[t["task"] == g]
+        roles = list(dict.fromkeys(part["role"]))
+        x = np.arange(len(roles))
+        for j, (method, color) in enumerate((("dylan", "#4c72b0"), ("dylan_w_2tom", "#c44e52"))):
+            m = part[part["method"] == method].set_index("role").reindex(roles)
+            ax.bar(x + (j - 1) * 0.4 + 0.2 - 0.1, m["value"], 0.2, color=color, label=f"{method} (ours)")
+            ax.bar(
+                x + (j - 1) * 0.4 + 0.2 + 0.1,
+                m["paper_value"],
+                0.2,
+                color=color,
+                alpha=0.45,
+                hatch="//",
+                label=f"{method} (paper)",
+            )
+        ax.set_xticks(x, roles, rotation=45, ha="right", fontsize=8)
+        ax.set_title(g or benchmark, fontsize=9)
+    axes[0][0].set_ylabel("Agent Importance Score")
+    axes[0][-1].legend(fontsize=7)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,288 @@
+"""A DyLAN-style network for code generation (the coalition paper's Table 7 on HumanEval; DyLAN's own code task).
+
+Agents: Appendix F's four coders (PythonAssistant, AlgorithmDeveloper, ComputerScientist, Programmer) and its four
+judges, which here do:
+
+- **Tester** (LLM, once per task): writes up to 10 one-line asserts from the task's signature and docstring.
+- **Passer** (no LLM): runs each code in :mod:`tomlib.sandbox` and reports whether it runs (syntax, import errors).
+- the Tester's asserts run in the same sandbox check; each code gets "k of N of the Tester's tests passed".
+- **Reflector** (LLM, once per step): short feedback on every code of the step, given those outcomes.
+- **Ranker** (LLM, step 2): keeps the 2 best codes of step 1; only their authors write again.
+
+Steps as in :mod:`tomlib.reasoning._dylan`: step 0 every coder writes alone; at steps 1-2 each active coder sees the
+previous step's codes with the judges' feedback, rates each 1-5 (``[[...]]``) and writes an updated code. The final
+code is the last step's code that passes the most of the Tester's tests (ties: the order the coders wrote in); the
+last-step codes with that count share importance 1, propagated back through the ratings (Agent Importance Score).
+The hidden HumanEval tests run only after the network finished (they never feed back), to give Pass@1.
+
+Where ours may differ from DyLAN: there, judges' feedback also flows into the importance graph and early stopping
+compares answers; code answers have no consensus test here, so the network always runs its three steps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from dataclasses import dataclass, field
+
+from tomlib.datasets import CodeTask
+from tomlib.llm import ChatModel, SampleKey
+from tomlib.programming import parse_engineer, task_statement
+from tomlib.reasoning._common import log_start
+from tomlib.reasoning._dylan import (
+    STEPS,
+    normalised,
+    parse_ratings,
+    propagate_importance,
+    ranker_picks,
+    role_importance,
+)
+from tomlib.sandbox import CheckCache, CheckResult, Limits
+from tomlib.trace import RunLog
+
+CODE_ROLES = ("PythonAssistant", "AlgorithmDeveloper", "ComputerScientist", "Programmer")
+"""Appendix F's HumanEval coders (also DyLAN's)."""
+JUDGES = ("Passer", "Tester", "Reflector", "Ranker")
+MAX_TESTS = 10
+CHECK_LIMITS = Limits(timeout_s=10.0, cpu_s=10, memory_mb=1024)
+CODE_TOM_GUIDE = {
+    1: "Before writing, think about your teammates: what will they most likely write, and why? Write it on a line "
+    "starting with 'Belief:'.",
+    2: "Before writing, think about what your teammates expect *you* to write and how they will react to it. Write "
+    "it on a line starting with 'Belief:'.",
+}
+_COUNT = re.compile(r"TOMLIB_TESTS_PASSED (\d+)/(\d+)")
+
+
+@dataclass
+class CodeNode:
+    step: int
+    agent: str
+    text: str
+    code: str
+    inputs: list[str]
+    weights: dict[str, float]
+    runs: bool = False  # the Passer's verdict
+    tests_passed: int = 0  # of the Tester's asserts
+    feedback: str = ""  # the Reflector's words on this code
+    importance: float = 0.0
+    passed_hidden: bool | None = None  # only for the final code
+
+
+@dataclass
+class DylanCodeResult:
+    task: CodeTask
+    roles: tuple[str, ...]
+    tests: list[str] = field(default_factory=list)
+    nodes: list[CodeNode] = field(default_factory=list)
+    final: CodeNode | None = None
+    ranked: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.final and self.final.passed_hidden)
+
+    def importance(self) -> dict[str, float]:
+        return role_importance(self.nodes, self.roles)
+
+
+def parse_asserts(text: str, limit: int = MAX_TESTS) -> list[str]:
+    """The one-line ``assert`` statements of a reply that compile (compiled only, never run here), at most ``limit``."""
+    out: list[str] = []
+    for line in text.splitlines():
+        line = line.strip().strip("`").strip()
+        if not line.startswith("assert ") or line in out:
+            continue
+        try:
+            compile(line, "<tester>", "exec")
+        except SyntaxError:
+            continue
+        out.append(line)
+        if len(out) == limit:
+            break
+    return out
+
+
+def counting_tests(asserts: list[str]) -> str:
+    """The Tester's asserts as a script that runs them all and prints how many held (an exception counts as a fail)."""
+    lines = ["_tomlib_ok = 0"]
+    for a in asserts:
+        lines += ["try:", f"    {a}", "    _tomlib_ok += 1", "except Exception:", "    pass"]
+    lines.append(f"print('TOMLIB_TESTS_PASSED %d/{len(asserts)}' % _tomlib_ok)")
+    return "\n".join(lines) + "\n"
+
+
+def read_count(res: CheckResult) -> int:
+    """How many of the Tester's asserts held: the last count the script printed (0 when it never got there)."""
+    found = _COUNT.findall(res.stdout) if res.passed else []
+    return int(found[-1][0]) if found else 0
+
+
+def _tester_messages(task: CodeTask) -> list[dict[str, str]]:
+    user = (
+        f"{task_statement(task)}\n\nYou are the Tester. Write at most {MAX_TESTS} test cases for `{task.entry_point}`, "
+        "each a single line of the form `assert <call> == <expected>`, one per line, and nothing else."
+    )
+    return [{"role": "user", "content": user}]
+
+
+def _coder_messages(task: CodeTask, role: str, tom: int, shown: list[CodeNode]) -> list[dict[str, str]]:
+    system = f"You are {role}, one of several programmers solving a task together."
+    if tom:
+        system += f" You have level-{tom} Theory of Mind."
+    parts = [task_statement(task)]
+    if shown:
+        body = "\n\n".join(
+            f"Solution {i + 1}:\n```python\n{n.code[-1200:] or '(no code)'}\n```\n"
+            f"Judges: {'runs' if n.runs else 'does not run'}; {n.tests_passed} of the Tester's tests passed. "
+            f"Reflector: {n.feedback or '(no comment)'}"
+            for i, n in enumerate(shown)
+        )
+        parts.append(
+            f"Solutions from the last step, with the judges' feedback:\n{body}\n\nUse them to write an improved "
+            f"solution. Also rate each of the {len(shown)} solutions from 1 to 5, in the form [[1, 5, 2, ...]]."
+        )
+    if tom:
+        parts.append(CODE_TOM_GUIDE[min(tom, 2)])
+    parts.append("Give the complete function in one ```python block.")
+    return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def _reflector_messages(task: CodeTask, nodes: list[CodeNode], n_tests: int) -> list[dict[str, str]]:
+    body = "\n\n".join(
+        f"Solution {i + 1}:\n```python\n{n.code[-1200:] or '(no code)'}\n```\n"
+        f"{'Runs' if n.runs else 'Does not run'}; {n.tests_passed} of {n_tests} tests passed."
+        for i, n in enumerate(nodes)
+    )
+    user = (
+        f"{task_statement(task)}\n\n{body}\n\nYou are the Reflector. For each solution, write one line "
+        "'Solution N: <the most important problem or improvement, in at most 25 words>'."
+    )
+    return [{"role": "user", "content": user}]
+
+
+def _ranker_messages(task: CodeTask, nodes: list[CodeNode]) -> list[dict[str, str]]:
+    body = "\n\n".join(f"Solution {i + 1}:\n```python\n{n.code[-1200:]}\n```" for i, n in enumerate(nodes))
+    user = (
+        f"{task_statement(task)}\n\n{body}\n\nYou are the Ranker. Choose the best 2 solutions. Answer only with their "
+        "numbers, in the form [1, 2]."
+    )
+    return [{"role": "user", "content": user}]
+
+
+def _feedback(text: str, n: int) -> list[str]:
+    """The Reflector's line for each of ``n`` solutions ("" where it wrote none)."""
+    out = [""] * n
+    for m in re.finditer(r"Solution\s*(\d+)\s*[:.)-]\s*(.+)", text):
+        i = int(m.group(1)) - 1
+        if 0 <= i < n and not out[i]:
+            out[i] = m.group(2).strip()[:200]
+    return out
+
+
+async def run_dylan_code(
+    chat: ChatModel,
+    task: CodeTask,
+    *,
+    roles: tuple[str, ...] = CODE_ROLES,
+    tom: int = 0,
+    seed: int = 0,
+    experiment: str = "coalition.reasoning",
+    log: RunLog | None = None,
+    cache: CheckCache | None = None,
+    temperature: float = 0.7,
+    max_tokens: int = 600,
+) -> DylanCodeResult:
+    """One task through the coder network; ``tom=2`` gives every coder 2-ToM guidance (Table 7's "+2-ToM")."""
+    method = "dylan" if tom == 0 else f"dylan_tom{tom}"
+    condition = f"{method}:{task.task_id}"
+    rng = random.Random(f"{condition}:{seed}")
+    checker = cache or CheckCache()
+    res = DylanCodeResult(task, roles)
+    log_start(log, condition, seed, method, task.task_id, task_statement(task), "")
+
+    def key(step: int, agent: str, purpose: str) -> SampleKey:
+        return SampleKey(
+            experiment=experiment, condition=condition, episode=seed, step=step, agent=agent, purpose=purpose
+        )
+
+    def emit(kind: str, payload: dict, step: int, agent: str | None = None) -> None:
+        if log is not None:
+            log.event(kind, payload, condition=condition, episode=seed, step=step, agent=agent)
+
+    reply = await chat.complete(_tester_messages(task), sample_key=key(0, "Tester", "tests"), temperature=0.0)
+    res.tests = parse_asserts(reply.content)
+    emit("action", {"action": f"{len(res.tests)} tests", "tests": res.tests}, 0, "Tester")
+    script = counting_tests(res.tests)
+
+    active, prev = list(roles), []
+    for step in range(STEPS):
+        if step >= 2 and len(roles) > 3:
+            reply = await chat.complete(
+                _ranker_messages(task, prev), sample_key=key(step, "Ranker", "rank"), temperature=0.0, max_tokens=40
+            )
+            active = [prev[i].agent for i in ranker_picks(reply.content, len(prev), rng)]
+            res.ranked = list(active)
+            emit("action", {"action": ", ".join(active), "text": reply.content}, step, "Ranker")
+        order = list(active)
+        rng.shuffle(order)
+        nodes: list[CodeNode] = []
+        for agent in order:
+            shown = list(prev)
+            rng.shuffle(shown)
+            reply = await chat.complete(
+                _coder_messages(task, agent, tom, shown),
+                sample_key=key(step, agent, "code"),
+                temperature=temperature,
+                max_tokens=max_tokens,
+            )
+            parsed = parse_engineer(reply.content)
+            weights = normalised(parse_ratings(reply.content, len(shown)), len(shown)) if shown else []
+            names = [n.agent for n in shown]
+            rated = dict(zip(names, weights, strict=True))
+            nodes.append(CodeNode(step, agent, reply.content, parsed.code, names, rated))
+        checks = await asyncio.to_thread(
+            checker.check_many, [(task.program(n.code), script) for n in nodes], limits=CHECK_LIMITS
+        )
+        for n, c in zip(nodes, checks, strict=True):
+            n.runs = bool(n.code.strip()) and c.passed
+            n.tests_passed = read_count(c) if n.code.strip() else 0
+        if step < STEPS - 1:
+            reply = await chat.complete(
+                _reflector_messages(task, nodes, len(res.tests)),
+                sample_key=key(step, "Reflector", "reflect"),
+                temperature=0.0,
+                max_tokens=300,
+            )
+            for n, fb in zip(nodes, _feedback(reply.content, len(nodes)), strict=True):
+                n.feedback = fb
+        for n in nodes:
+            emit(
+                "action",
+                {
+                    "action": f"{n.tests_passed}/{len(res.tests)} tests" + ("" if n.runs else ", does not run"),
+                    "text": n.text,
+                    "code": n.code,
+                    "rated": n.weights,
+                    "feedback": n.feedback,
+                },
+                step,
+                n.agent,
+            )
+        res.nodes += nodes
+        prev = nodes
+    best = max(n.tests_passed for n in prev)
+    final = [n for n in prev if n.tests_passed == best]
+    res.final = final[0]
+    propagate_importance(res.nodes, final)
+    hidden = await asyncio.to_thread(
+        checker.check_many, [(task.program(res.final.code), task.tests)], limits=CHECK_LIMITS
+    )
+    res.final.passed_hidden = bool(res.final.code.strip()) and hidden[0].passed
+    emit(
+        "score",
+        {"metric": "pass_at_1", "value": float(res.passed), "final": res.final.agent, "importance": res.importance()},
+        STEPS - 1,
+    )
+    return res
