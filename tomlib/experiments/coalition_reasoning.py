@@ -280,15 +280,19 @@ def table9(runs: ReasoningRuns) -> pd.DataFrame:
 
 
 def importance_frame(runs: ReasoningRuns) -> pd.DataFrame:
-    """Mean Agent Importance Score per (method, benchmark, subject, role) over the questions."""
+    """Mean Agent Importance Score per (method, benchmark, subject, role) over the questions the network answered
+    (a question without a final answer gives no credit to anyone, so it has no scores to average); ``questions``
+    counts them."""
     rows = [
         {"method": o.method, "benchmark": o.benchmark, "subject": o.subject, "qid": o.qid, "role": r, "score": v}
         for o in runs.outcomes
-        if o.importance is not None
+        if o.importance is not None and sum(o.importance.values()) > 0
         for r, v in o.importance.items()
     ]
     f = pd.DataFrame(rows, columns=["method", "benchmark", "subject", "qid", "role", "score"])
-    return f.groupby(["method", "benchmark", "subject", "role"], as_index=False)["score"].mean()
+    return f.groupby(["method", "benchmark", "subject", "role"], as_index=False).agg(
+        score=("score", "mean"), questions=("qid", "nunique")
+    )
 
 
 def _pct_change(new: float, old: float) -> float:
@@ -306,8 +310,6 @@ def table8(runs: ReasoningRuns) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     for subject in SUBJECTS:
         part = imp[imp["subject"] == subject]
-        if part.empty:
-            continue
         base_scores = part[part["method"] == "dylan"].set_index("role")["score"]
         top = str(base_scores.idxmax()) if len(base_scores) and base_scores.max() > 0 else ""
         tom_scores = part[part["method"] == "dylan_w_tom"].set_index("role")["score"]
@@ -316,15 +318,20 @@ def table8(runs: ReasoningRuns) -> pd.DataFrame:
             common = {"benchmark": "mmlu", "task": subject, "role": role}
             for method, scores in (("dylan", base_scores), ("dylan_w_tom", tom_scores)):
                 if role in scores.index:
-                    rows.append(
-                        {
-                            **common,
-                            "method": paper_method[method],
-                            "metric": "importance_score",
-                            "value": round(float(scores[role]), 4),
-                            "note": note,
-                        }
-                    )
+                    value, why = round(float(scores[role]), 4), note
+                elif role == PAPER_TOP_ROLE[subject] and not acc[acc["subject"] == subject].empty:
+                    value, why = float("nan"), "no question of this subject ended with an answer: no importance"
+                else:
+                    continue
+                rows.append(
+                    {
+                        **common,
+                        "method": paper_method[method],
+                        "metric": "importance_score",
+                        "value": value,
+                        "note": why,
+                    }
+                )
             if role in base_scores.index and role in tom_scores.index:
                 rows.append(
                     {
@@ -474,3 +481,23 @@ def plot_importance(table: pd.DataFrame, benchmark: str) -> Any:
     axes[0][-1].legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def extraction_counts(runs: Sequence[ReasoningRuns], results: str | None = None) -> pd.DataFrame:
+    """How the letter was read from every agent reply (``tomlib.choices``), per model and method: a reply naming
+    several letters is ``ambiguous`` and one naming none is ``no answer found``; neither is guessed."""
+    from tomlib.trace import load_runs
+
+    ev = load_runs(results, run_ids=[r.run_id for r in runs], kinds=["action", "run_start"])
+    model = {r.run_id: model_label(r.model) for r in runs}
+    rows = [
+        {
+            "model": model[run],
+            "method": str(cond).split(":")[0].replace("_tom2", "_w_tom"),
+            "how": str(p["how"]).split(":")[0] or "(none)",
+        }
+        for run, cond, p in ev[["run_id", "condition", "payload"]].itertuples(index=False)
+        if isinstance(p, dict) and "how" in p
+    ]
+    f = pd.DataFrame(rows, columns=["model", "method", "how"])
+    return f.groupby(["model", "method", "how"]).size().unstack("how", fill_value=0)
