@@ -221,7 +221,14 @@ def test_debate_round_shows_speakers_why_the_coalition_and_the_verdict(make_mode
     view = trace.step(ref, 1)
     assert view.kind == "debate"
     html = step_html(view)
-    for expected in ("tested side: affirmative", "matched pair", "judge's verdict", "coalition:", "ToM-2"):
+    for expected in (
+        "tested side: affirmative",
+        "matched pair",
+        "judge's verdict",
+        "coalition:",
+        "ToM-2",
+        "spoke this round",
+    ):
         assert expected in html, expected
     assert "belief-action alignment" in html  # the ToM-1/ToM-2 debaters' scores of their teammates
 

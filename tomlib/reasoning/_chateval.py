@@ -99,4 +99,12 @@ async def run_chateval(
                 )
     last = {m.agent: m for m in res.messages}
     res.answer = plurality([last[r] for r in roles if r in last], order=list(roles))
+    if log is not None:
+        log.event(
+            "score",
+            {"metric": "correct", "value": float(res.correct), "team_answer": res.answer, "truth": question.answer},
+            condition=condition,
+            episode=seed,
+            step=turns,
+        )
     return res

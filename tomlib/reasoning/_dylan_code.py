@@ -66,6 +66,7 @@ class CodeNode:
     runs: bool = False  # the Passer's verdict
     tests_passed: int = 0  # of the Tester's asserts
     feedback: str = ""  # the Reflector's words on this code
+    problem: str = ""  # why it does not run (the Passer's report)
     importance: float = 0.0
     passed_hidden: bool | None = None  # only for the final code
 
@@ -248,6 +249,7 @@ async def run_dylan_code(
         for n, c in zip(nodes, checks, strict=True):
             n.runs = bool(n.code.strip()) and c.passed
             n.tests_passed = read_count(c) if n.code.strip() else 0
+            n.problem = "" if n.runs else ("no code in the reply" if not n.code.strip() else c.reason)
         if step < STEPS - 1:
             reply = await chat.complete(
                 _reflector_messages(task, nodes, len(res.tests)),
@@ -258,6 +260,19 @@ async def run_dylan_code(
             for n, fb in zip(nodes, _feedback(reply.content, len(nodes)), strict=True):
                 n.feedback = fb
         for n in nodes:
+            emit(
+                "verification",
+                {
+                    "passed": n.runs,
+                    "status": "runs" if n.runs else "does not run",
+                    "reason": n.problem,
+                    "label": f"runs; {n.tests_passed} of {len(res.tests)} of the Tester's asserts hold"
+                    if n.runs
+                    else "does not run",
+                },
+                step,
+                n.agent,
+            )
             emit(
                 "action",
                 {

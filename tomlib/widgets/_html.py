@@ -42,6 +42,13 @@ def step_html(view: StepView) -> str:
 
 
 def _outcome(score: dict[str, Any]) -> str:
+    if score.get("metric") == "pass_at_1":
+        verdict = "passes" if score.get("value") else "fails"
+        return f"the final code by {score.get('final')} {verdict} the hidden tests"
+    if "team_answer" in score:
+        return f"team answer {score.get('team_answer')} (key {score.get('truth')})"
+    if score.get("metric") == "verdict":
+        return f"last round's verdict: {score.get('winner')}"
     if "answer" in score:
         verdict = "passes" if score.get("passed") else "fails"
         return f"last round: team answer by {score['answer']} {verdict} the tests; FTM {score.get('value', 0):.0f}%"
@@ -104,8 +111,17 @@ def agent_card(a: AgentStep, view: StepView) -> str:
     if a.feedback:
         parts.append(f"<div>Reflector: <i>{escape(a.feedback)}</i></div>")
     if a.rated:
-        cells = "".join(f"<td>{escape(n)}<br><b>{w:.2f}</b></td>" for n, w in a.rated.items())
-        parts.append(f"<div>its ratings of the replies it saw (normalised)</div><table><tr>{cells}</tr></table>")
+        same = " (all equal)" if len(set(a.rated.values())) == 1 else ""
+        said = ", ".join(f"{escape(n)} <b>{w:.2f}</b>" for n, w in a.rated.items())
+        parts.append(f"<div>its ratings of the replies it saw (normalised{same}): {said}</div>")
+    for t in a.attempts:
+        if t.get("how"):  # a multiple-choice reply: how its letter was read (tomlib.choices)
+            parts.append(f"<div class='dim'>letter read by: {escape(str(t['how']))}</div>")
+    spoke = [t["spoke"] for t in a.attempts if "spoke" in t]
+    if spoke:
+        parts.append(
+            "<div><b>spoke this round</b></div>" if spoke[-1] else "<div class='dim'>prepared, did not speak</div>"
+        )
     for t in a.attempts:
         if "problem" in t:
             parts.append(f"<div class='dim'>reply problem: {escape(str(t['problem']))}</div>")
@@ -388,6 +404,9 @@ def code_block(code: str, tests: dict[str, Any] | None) -> str:
     """An engineer's code, collapsed, with its test outcome."""
     if tests is None:
         verdict = "<span class='dim'>not run</span>"
+    elif tests.get("label"):  # a DyLAN coder: the Passer's and the Tester's verdicts, not the hidden tests
+        why = f": {escape(str(tests.get('reason'))[:200])}" if tests.get("reason") else ""
+        verdict = _mark(bool(tests.get("passed")), escape(str(tests["label"])), escape(str(tests["label"])) + why)
     elif tests.get("passed"):
         verdict = "<span class='ok'>✔ passes the tests</span>"
     else:

@@ -323,7 +323,7 @@ def _actions_at(at: pd.DataFrame) -> dict[str, str]:
 def _agent_step(ev: pd.DataFrame, agent: str, actions: dict[str, str], kind: str, state: dict[str, Any]) -> AgentStep:
     view = AgentStep(agent=agent, action=actions.get(agent))
     partners = [a for a in actions if a != agent]
-    if kind != "city" and len(partners) == 1:
+    if kind not in ("city", "debate", "reasoning") and len(partners) == 1:
         view.partner_actual = actions[partners[0]]
     for k, p in ev[["kind", "payload"]].itertuples(index=False):
         if k == "llm_call":
