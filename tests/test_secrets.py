@@ -113,3 +113,26 @@ def test_no_key_reaches_any_file_or_output(
 
                     data = gzip.decompress(data)
                 assert form.encode() not in data, f"{name} leaked into {path.relative_to(isolated)}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Authorization: BEARER abcdefghijklmnopqrstuv",
+        'config {"Api_Key": "abcdefghijklmnop1234"}',
+        "token sk-ABCDEFGHIJKLMNOPQRSTUVWX in the reply",
+        "the planted value plantedLineSecret-99 here",
+    ],
+)
+def test_the_run_log_fast_path_still_redacts(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tomlib.redact import _PATTERNS, Redactor
+
+    monkeypatch.setenv("LINE_TEST_TOKEN", "plantedLineSecret-99")
+    r = Redactor()
+    line = json.dumps({"payload": {"text": text, "ünïcode": "✓"}}, ensure_ascii=False).encode()
+    out = r.line(line)
+    assert REDACTED.encode() in out and out.decode() == r.text(line.decode())
+    clean = json.dumps({"state": "#.1..a#", "note": "rapid capital"}).encode()  # 'api' inside words: slow path
+    assert r.line(clean) == clean and r.line(b'{"x": 1}') == b'{"x": 1}'
+    # line() checks these literals by hand; a new pattern needs its literal there too
+    assert [lit for lit, _ in _PATTERNS] == ["sk-", "bearer", "api"]

@@ -23,7 +23,8 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|(^|_)AUT
 _PATTERNS = [
     ("sk-", re.compile(r"sk-[A-Za-z0-9_\-]{16,}")),
     ("bearer", re.compile(r"(?i)bearer\s+[A-Za-z0-9_\-\.=]{12,}")),
-    ("api", re.compile(r"(?i)(api[_-]?key[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9_\-\.]{12,}")),
+    # the optional backslashes: the same text inside a serialized JSON string (a run-log line)
+    ("api", re.compile(r"(?i)(api[_-]?key\\?[\"']?\s*[:=]\s*\\?[\"']?)[A-Za-z0-9_\-\.]{12,}")),
 ]
 _lock = threading.Lock()
 _registered: set[str] = set()
@@ -88,6 +89,7 @@ class Redactor:
         # a secret may appear as-is or JSON-escaped (when redacting a serialized line or file)
         forms = {f for s in raw for f in (s, json.dumps(s, ensure_ascii=False)[1:-1], json.dumps(s)[1:-1])}
         self.secrets = sorted(forms, key=len, reverse=True)
+        self._secret_bytes = [f.encode("utf-8", "surrogateescape") for f in self.secrets]
 
     def text(self, s: str) -> str:
         if self._generation != _generation[0]:
@@ -100,6 +102,17 @@ class Redactor:
             if literal in low and pat.search(s):
                 s = pat.sub(lambda m: (m.group(1) if m.re.groups else "") + REDACTED, s)
         return s
+
+    def line(self, data: bytes) -> bytes:
+        """:meth:`text` for a UTF-8 line, decoding it only when a known secret or a key-shaped pattern's literal
+        occurs in it (most run-log lines hold neither)."""
+        if self._generation != _generation[0]:
+            self._build()
+        if not self._secret_bytes or not any(secret in data for secret in self._secret_bytes):
+            low = data.lower()
+            if b"sk-" not in low and b"bearer" not in low and b"api" not in low:  # the literals of _PATTERNS
+                return data
+        return self.text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
     def __call__(self, obj: Any) -> Any:
         if isinstance(obj, str):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from collections.abc import Iterable, Iterator
@@ -12,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from tomlib.paths import results_dir
+from tomlib.trace._index import parse_line, read_index, read_lines
 
 COLUMNS = ["run_id", "experiment", "condition", "episode", "step", "agent", "kind", "time", "payload"]
 
@@ -35,11 +35,12 @@ def iter_events(
     inside a multi-byte character) are skipped."""
     wanted = set(kinds) if kinds is not None else None
     for path in paths:
-        with open(path, encoding="utf-8", errors="replace") as fh:
+        with open(path, "rb") as fh:
             for lineno, line in enumerate(fh, 1):
-                try:
-                    ev = json.loads(line)
-                except json.JSONDecodeError:
+                if not line.strip():
+                    continue
+                ev = parse_line(line)
+                if ev is None:
                     if skipped is not None:
                         skipped.append(f"{path}:{lineno}")
                     continue
@@ -56,20 +57,49 @@ def load_runs(
     run_ids: Iterable[str] | None = None,
     experiment: str | None = None,
     kinds: Iterable[str] | None = None,
+    episodes: Iterable[tuple[str, int]] | None = None,
 ) -> pd.DataFrame:
-    """All matching events as a tidy frame: one row per event, ``payload`` kept as a dict."""
+    """All matching events as a tidy frame: one row per event, ``payload`` kept as a dict. ``episodes`` (pairs of
+    condition and episode) reads only those episodes' lines, through each run's episode index."""
     skipped: list[str] = []
-    rows = list(iter_events(run_paths(results, run_ids), experiment=experiment, kinds=kinds, skipped=skipped))
-    df = pd.DataFrame(rows, columns=COLUMNS)
-    df["episode"] = df["episode"].astype("Int64")
-    df["step"] = df["step"].astype("Int64")
-    df["time"] = pd.to_datetime(df["time"], unit="s", utc=True)
+    paths = run_paths(results, run_ids)
+    if episodes is None:
+        rows = list(iter_events(paths, experiment=experiment, kinds=kinds, skipped=skipped))
+    else:
+        wanted_eps = {(c, int(e)) for c, e in episodes}
+        wanted = set(kinds) if kinds is not None else None
+        rows = []
+        for path in paths:
+            idx = read_index(path)
+            if experiment is not None and idx.experiment != experiment:
+                continue
+            spans = sorted(
+                (o, n)
+                for key in wanted_eps
+                if key in idx.episodes
+                for o, n in zip(idx.episodes[key].offsets, idx.episodes[key].lengths, strict=True)
+            )
+            rows += [
+                ev
+                for ev in read_lines(path, [o for o, _ in spans], [n for _, n in spans])
+                if wanted is None or ev.get("kind") in wanted
+            ]
+    df = events_frame(rows)
     if skipped:
         warnings.warn(
             f"skipped {len(skipped)} unreadable log line(s) (a run killed mid-write): {', '.join(skipped[:3])}",
             stacklevel=2,
         )
     df.attrs["skipped_lines"] = skipped
+    return df
+
+
+def events_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Parsed events as the tidy frame of :func:`load_runs`."""
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    df["episode"] = df["episode"].astype("Int64")
+    df["step"] = df["step"].astype("Int64")
+    df["time"] = pd.to_datetime(df["time"], unit="s", utc=True)
     return df
 
 

@@ -1,30 +1,45 @@
 """Append-only JSONL run logs: one file per run under ``results/runs/<run_id>/events.jsonl``.
 
-Each event is written and flushed on its own line, so a killed run keeps everything it did; a rerun with
-the same ``run_id`` appends to the same log.
+Durability: events are buffered and written in batches: by a background thread every ``FLUSH_INTERVAL_S / 2``,
+when a buffer grows past :data:`FLUSH_BYTES`, on :meth:`RunLog.flush`, on :meth:`RunLog.close` and at interpreter
+exit. So a run killed
+outright (``kill -9``) keeps every event logged more than ``FLUSH_INTERVAL_S`` before it died, and a run that exits
+or closes its log keeps all of them. A rerun with the same ``run_id`` appends to the same log.
+
+Cost: each event is serialized once with orjson (json for what orjson refuses, e.g. a lone surrogate) and redacted
+by :meth:`tomlib.redact.Redactor.line`, which rescans a line only when a secret or a key-shaped pattern can be in it.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import platform
 import secrets
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 import tomlib
 from tomlib.paths import results_dir
 from tomlib.redact import Redactor
+from tomlib.trace._index import SUMMARY_KINDS, RunIndex, parse_line, read_index
 
 if TYPE_CHECKING:
     from tomlib.llm import CallRecord, ChatModel
+
+FLUSH_INTERVAL_S = 0.1
+"""The longest an event waits in memory before it reaches the file (see the module docstring)."""
+FLUSH_BYTES = 1 << 20
+_ORJSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 EVENT_KINDS = (
     "run_start",
@@ -70,6 +85,43 @@ def _ends_with_newline(path: Path) -> bool:
         return fh.read(1) == b"\n"
 
 
+def dumps(ev: dict[str, Any]) -> bytes:
+    """One event as one JSON line (no newline). orjson first; json (with ``default=str``) for what orjson refuses,
+    such as a lone surrogate (written as its escape) or an integer beyond 64 bits. NaN and infinities become null."""
+    try:
+        return orjson.dumps(ev, default=str, option=_ORJSON)
+    except (orjson.JSONEncodeError, TypeError):
+        return json.dumps(ev, ensure_ascii=False, default=str).encode("utf-8", "backslashreplace")
+
+
+_open_logs: weakref.WeakSet[RunLog] = weakref.WeakSet()
+_flusher: list[threading.Thread] = []
+_flusher_lock = threading.Lock()
+
+
+def _flush_loop() -> None:
+    """Write every open log's buffer twice per interval, so no event waits longer than FLUSH_INTERVAL_S."""
+    while True:
+        time.sleep(FLUSH_INTERVAL_S / 2)
+        for log in list(_open_logs):
+            if log._buffer:
+                log.flush()
+
+
+def _start_flusher() -> None:
+    with _flusher_lock:
+        if not _flusher or not _flusher[0].is_alive():
+            t = threading.Thread(target=_flush_loop, name="tomlib-runlog-flusher", daemon=True)
+            t.start()
+            _flusher[:] = [t]
+
+
+@atexit.register
+def _close_all() -> None:
+    for log in list(_open_logs):
+        log.close()
+
+
 def new_run_id(experiment: str) -> str:
     """``<experiment>-<UTC timestamp>-<random>``: sortable and unique."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
@@ -94,16 +146,24 @@ class RunLog:
         self.path = self.dir / "events.jsonl"
         self._redact = Redactor()
         self._lock = threading.Lock()
-        # backslashreplace: an unpaired surrogate is written as its JSON escape instead of failing the write
-        self._fh = open(self.path, "a", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115 - kept open
+        existing = self.path.exists() and self.path.stat().st_size > 0
+        self._index = read_index(self.path) if existing else RunIndex()  # a rerun extends the run's index
+        self._fh = open(self.path, "ab")  # noqa: SIM115 - kept open for the run
+        self._buffer: list[bytes] = []
+        self._buffered = 0
+        self._next = self._fh.tell()  # where the next line will start
         if not _ends_with_newline(self.path):
-            self._fh.write("\n")  # a killed run left half a line: start ours on a fresh one
+            self._buffer.append(b"")  # a killed run left half a line: start ours on a fresh one
+            self._next += 1
         self._context: dict[str, Any] = {}
         self._observed: list[tuple[ChatModel, Callable[[CallRecord], None]]] = []
+        _open_logs.add(self)
+        _start_flusher()
         self.event(
             "run_start",
             {"tomlib": tomlib.__version__, "python": platform.python_version(), "pid": os.getpid(), **(meta or {})},
         )
+        self.flush()  # the run is visible as soon as it starts
 
     @property
     def closed(self) -> bool:
@@ -119,25 +179,60 @@ class RunLog:
         step: int | None = None,
         agent: str | None = None,
     ) -> dict[str, Any]:
-        """Append one event (the fields of :class:`Event`), redacted and flushed; return it as a dict."""
+        """Append one event (the fields of :class:`Event`), redacted; it reaches the file within
+        :data:`FLUSH_INTERVAL_S`. Return it as a dict."""
         ctx = self._context
+        if ctx:
+            condition = condition if condition is not None else ctx.get("condition", "")
+            episode = episode if episode is not None else ctx.get("episode")
+            step = step if step is not None else ctx.get("step")
+            agent = agent if agent is not None else ctx.get("agent", "")
         ev = {
             "run_id": self.run_id,
             "experiment": self.experiment,
-            "condition": condition if condition is not None else ctx.get("condition", ""),
-            "episode": episode if episode is not None else ctx.get("episode"),
-            "step": step if step is not None else ctx.get("step"),
-            "agent": agent if agent is not None else ctx.get("agent", ""),
+            "condition": condition or "",
+            "episode": episode,
+            "step": step,
+            "agent": agent or "",
             "kind": kind,
             "payload": payload or {},
             "time": time.time(),
         }
         # redact the serialized line once: cheaper than walking every payload leaf, and it covers keys too
-        line = self._redact.text(json.dumps(ev, ensure_ascii=False, default=str))
+        try:
+            raw = orjson.dumps(ev, default=str, option=_ORJSON)
+        except (orjson.JSONEncodeError, TypeError):
+            raw = dumps(ev)
+        line = self._redact.line(raw)
+        # the index keeps only what was written: parse the redacted line when redaction changed it, and for the
+        # few events whose payload the index keeps (a caller may still mutate its dict)
+        keeps = kind in SUMMARY_KINDS and (kind != "env_state" or self._index.wants_state(ev))
+        n = len(line)
         with self._lock:
-            self._fh.write(line + "\n")
-            self._fh.flush()
+            if line is raw and not keeps:
+                self._index.add_fields(self._next, n, kind, ev["condition"], episode, step, agent, None)
+            else:
+                self._index.add(self._next, n, parse_line(line) or {})
+            self._next += n + 1
+            self._buffer.append(line)
+            self._buffered += n
+            if self._buffered >= FLUSH_BYTES:
+                self._write()
         return ev
+
+    def flush(self) -> None:
+        """Write every buffered event to the file now."""
+        with self._lock:
+            self._write()
+
+    def _write(self) -> None:
+        """Write the buffer (the caller holds the lock)."""
+        if not self._buffer or self._fh.closed:
+            return
+        self._fh.write(b"\n".join(self._buffer) + b"\n")
+        self._fh.flush()
+        self._buffer.clear()
+        self._buffered = 0
 
     @contextmanager
     def context(self, **fields: Any) -> Iterator[RunLog]:
@@ -191,8 +286,12 @@ class RunLog:
             model.remove_observer(fn)
         self._observed.clear()
         with self._lock:
+            self._write()
             if not self._fh.closed:
                 self._fh.close()
+                self._index.size = self._next
+                self._index.save(self.path)
+        _open_logs.discard(self)
 
     def __enter__(self) -> RunLog:
         return self

@@ -11,14 +11,18 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from tomlib.trace import load_runs
+from tomlib.trace import run_paths
+from tomlib.trace._index import RunIndex, read_index, read_lines
+from tomlib.trace._load import events_frame
 
 AGENT_KINDS = ("llm_call", "belief", "prediction", "action", "expert_weights", "alignment", "verification")
 ROUND_KINDS = ("coalition", "score", "rematch")
+EPISODE_COLUMNS = ["run_id", "experiment", "source", "condition", "episode", "score", "metric", "steps", "agents"]
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,8 @@ class Trace:
     """Run-log events indexed by episode; step views are computed on demand and only for what is asked."""
 
     def __init__(self, events: pd.DataFrame):
+        self._lazy: dict[tuple[str, str, str, int], tuple[Path, list[int], list[int]]] = {}
+        self._n_events = len(events)
         self.events = events.reset_index(drop=True)
         keyed = self.events.dropna(subset=["episode"]).astype({"episode": int})
         grouped = keyed.groupby(["run_id", "experiment", "condition", "episode"], sort=False)
@@ -156,14 +162,45 @@ class Trace:
         ``None`` loads every run under ``results``."""
         run_ids = None if runs is None else [r if isinstance(r, str) else r.run_id for r in runs]
         run_ids = None if run_ids is None else [r for r in run_ids if r]
-        return cls(load_runs(results, run_ids=run_ids, experiment=experiment))
+        indexes = [(p, read_index(p)) for p in run_paths(results, run_ids)]
+        return cls.from_indexes([(p, i) for p, i in indexes if experiment is None or i.experiment == experiment])
+
+    @classmethod
+    def from_indexes(cls, indexes: Sequence[tuple[Path, RunIndex]]) -> Trace:
+        """A trace that reads an episode's lines only when it is first drawn (:mod:`tomlib.trace._index`)."""
+        self = cls(events_frame([]))
+        rows = []
+        for path, idx in indexes:
+            source = run_source(idx.run_start or {})
+            self._n_events += idx.events
+            # in the order a full load's groupby lists them: conditions, then episodes, by first appearance
+            cond_rank = {c: i for i, c in enumerate(dict.fromkeys(c for c, _ in idx.episodes))}
+            ep_rank = {e: i for i, e in enumerate(dict.fromkeys(e for _, e in idx.episodes))}
+            for _key, ep in sorted(idx.episodes.items(), key=lambda kv: (cond_rank[kv[0][0]], ep_rank[kv[0][1]])):
+                self._lazy[(idx.run_id, idx.experiment, ep.condition, ep.episode)] = (path, ep.offsets, ep.lengths)
+                p = ep.score or {}
+                rows.append(
+                    [
+                        idx.run_id,
+                        idx.experiment,
+                        source,
+                        ep.condition,
+                        ep.episode,
+                        score_value(p),
+                        p.get("metric", "health" if "final_health" in p else None),
+                        ep.last_step or 0,
+                        " vs ".join(ep.state_agents or sorted(ep.acted)),
+                    ]
+                )
+        self._episodes = pd.DataFrame(rows, columns=EPISODE_COLUMNS)
+        return self
 
     def __len__(self) -> int:
-        return len(self.events)
+        return self._n_events
 
     # ---- the index -------------------------------------------------------------------------------------------
     def _index(self, keyed: pd.DataFrame, grouped: Any) -> pd.DataFrame:
-        cols = ["run_id", "experiment", "source", "condition", "episode", "score", "metric", "steps", "agents"]
+        cols = EPISODE_COLUMNS
         ev = self.events
         scores = ev[ev["kind"] == "score"]
         keys = ["run_id", "experiment", "condition", "episode", "payload"]
@@ -224,7 +261,12 @@ class Trace:
     # ---- one episode -----------------------------------------------------------------------------------------
     def _episode(self, ref: EpisodeRef) -> _Episode:
         if ref not in self._cache:
-            idx = self._groups.get((ref.run_id, ref.experiment, ref.condition, ref.episode))
+            key = (ref.run_id, ref.experiment, ref.condition, ref.episode)
+            if key in self._lazy:
+                path, offsets, lengths = self._lazy[key]
+                self._cache[ref] = _Episode.of(events_frame(read_lines(path, offsets, lengths)))
+                return self._cache[ref]
+            idx = self._groups.get(key)
             if idx is None:
                 raise KeyError(f"no events for {ref.label()} in run {ref.run_id}")
             self._cache[ref] = _Episode.of(self.events.iloc[idx])

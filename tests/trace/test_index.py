@@ -1,0 +1,79 @@
+"""The episode index of a run log: written at close, trusted for the bytes it covers, extended by a scan of the rest,
+never holding a secret, and giving the explorer the same views as a full load."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tomlib.trace import RunLog, load_runs
+from tomlib.trace._index import INDEX_NAME, read_index
+from tomlib.widgets import Trace, step_html
+
+
+def write_run(run_id: str, episodes: int = 4, steps: int = 3) -> None:
+    with RunLog("idx", run_id=run_id) as log:
+        for s in range(steps):  # interleaved, as gathered episodes write
+            for e in range(episodes):
+                cond = f"c{e % 2}"
+                if s == 0:
+                    log.event(
+                        "env_state", {"game": "matrix", "agents": ["p1", "p2"]}, condition=cond, episode=e, step=0
+                    )
+                log.event("action", {"action": f"a{s}"}, condition=cond, episode=e, step=s, agent="p1")
+        for e in range(episodes):
+            log.event("score", {"metric": "points", "value": float(e)}, condition=f"c{e % 2}", episode=e)
+        log.event("note", {"text": "no episode"})
+
+
+def test_index_locates_every_episode_and_a_slice_reads_only_it(isolated: Path) -> None:
+    write_run("r1")
+    path = isolated / "results" / "runs" / "r1" / "events.jsonl"
+    assert (path.parent / INDEX_NAME).exists()
+    idx = read_index(path)
+    assert idx.size == path.stat().st_size and idx.events == 1 + 4 + 12 + 4 + 1
+    assert sorted(idx.episodes) == [("c0", 0), ("c0", 2), ("c1", 1), ("c1", 3)]
+    ep = idx.episodes[("c1", 3)]
+    assert len(ep.offsets) == 1 + 3 + 1 and ep.score == {"metric": "points", "value": 3.0} and ep.last_step == 2
+    full = load_runs(run_ids=["r1"])
+    part = load_runs(run_ids=["r1"], episodes=[("c1", 3)])
+    expected = full[(full["condition"] == "c1") & (full["episode"] == 3)].reset_index(drop=True)
+    assert part.drop(columns="payload").equals(expected.drop(columns="payload"))
+    assert list(part["payload"]) == list(expected["payload"])
+
+
+def test_a_live_or_killed_run_is_indexed_by_scanning_what_the_index_does_not_cover(isolated: Path) -> None:
+    write_run("r2", episodes=2)
+    path = isolated / "results" / "runs" / "r2" / "events.jsonl"
+    with open(path, "a") as fh:  # lines written after the index was saved, and a line cut by a kill
+        fh.write(json.dumps({"run_id": "r2", "experiment": "idx", "condition": "c9", "episode": 9, "kind": "action"}))
+        fh.write('\n{"run_id": "r2", "kind": "act')
+    idx = read_index(path)
+    assert ("c9", 9) in idx.episodes and len(idx.skipped) == 1
+    with RunLog("idx", run_id="r2") as log:  # a rerun extends the same index
+        log.event("action", {"action": "x"}, condition="c9", episode=9, step=1)
+    idx = read_index(path)
+    assert len(idx.episodes[("c9", 9)].offsets) == 2 and idx.size == path.stat().st_size
+    (path.parent / INDEX_NAME).write_text("{not json")  # a damaged index is ignored, not trusted
+    assert len(read_index(path).episodes[("c9", 9)].offsets) == 2
+
+
+def test_lazy_trace_shows_what_the_full_load_shows(isolated: Path) -> None:
+    write_run("r3")
+    lazy, full = Trace.from_runs(["r3"]), Trace(load_runs(run_ids=["r3"]))
+    cols = ["run_id", "experiment", "source", "condition", "episode", "score", "metric", "steps", "agents"]
+    assert lazy.episodes()[cols].equals(full.episodes()[cols]) and len(lazy) == len(full)
+    for ref in lazy.refs("r3", "c1"):
+        for step in lazy.steps(ref):
+            assert step_html(lazy.step(ref, step)) == step_html(full.step(ref, step))
+
+
+def test_the_index_holds_no_secret(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    planted = "plantedIndexSecret-41c9"
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", planted)
+    with RunLog("idx", run_id="r4") as log:
+        log.event("score", {"value": 1.0, "why": planted}, condition=planted, episode=0, agent=planted)
+    raw = (isolated / "results" / "runs" / "r4" / INDEX_NAME).read_text()
+    assert planted not in raw and "[REDACTED]" in raw

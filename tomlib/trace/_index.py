@@ -1,0 +1,197 @@
+"""An episode index of a run log, so readers parse only the episodes they show.
+
+For every ``(condition, episode)`` the index keeps the byte offset and length of each of its lines in
+``events.jsonl`` and the per-episode facts a summary needs (the last ``score`` payload, the first ``env_state``'s
+``agents`` and ``game``, the agents that acted, the last step). :class:`tomlib.trace.RunLog` builds it while it
+writes and saves it as ``events.index.json`` when it closes. A reader trusts the saved index for the bytes it covers
+(``size``) and scans only the rest of the file, so a live run, a killed run and an old log without an index all
+load correctly, just more slowly.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+INDEX_NAME = "events.index.json"
+INDEX_VERSION = 1
+SUMMARY_KINDS = ("score", "env_state", "run_start")
+
+
+def parse_line(line: bytes) -> dict[str, Any] | None:
+    """One log line as an event, or None when it is not one (e.g. cut by a kill). orjson first; json for what only
+    it reads (NaN in logs written before orjson)."""
+    try:
+        ev = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:
+            ev = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return None
+    return ev if isinstance(ev, dict) else None
+
+
+@dataclass
+class EpisodeIndex:
+    condition: str
+    episode: int
+    offsets: list[int] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    score: dict[str, Any] | None = None
+    state_agents: list[str] | None = None
+    game: str | None = None
+    acted: list[str] = field(default_factory=list)
+    last_step: int | None = None
+
+
+@dataclass
+class RunIndex:
+    """Where each episode's lines are, and what the run's summary needs; ``size`` is the bytes it covers."""
+
+    run_id: str = ""
+    experiment: str = ""
+    run_start: dict[str, Any] | None = None
+    size: int = 0
+    skipped: list[int] = field(default_factory=list)  # offsets of unreadable lines
+    events: int = 0
+    episodes: dict[tuple[str, int], EpisodeIndex] = field(default_factory=dict)
+
+    def add(self, offset: int, length: int, ev: dict[str, Any]) -> None:
+        """Index one event written at ``offset`` (``length`` bytes without its newline)."""
+        if not self.run_id:
+            self.run_id, self.experiment = str(ev.get("run_id", "")), str(ev.get("experiment", ""))
+        self.add_fields(
+            offset,
+            length,
+            ev.get("kind"),
+            ev.get("condition") or "",
+            ev.get("episode"),
+            ev.get("step"),
+            ev.get("agent"),
+            ev.get("payload"),
+        )
+
+    def add_fields(
+        self,
+        offset: int,
+        length: int,
+        kind: str | None,
+        condition: str,
+        episode: int | None,
+        step: int | None,
+        agent: str | None,
+        payload: dict[str, Any] | None,
+    ) -> None:
+        """:meth:`add` from the event's fields (the writer's fast path: no dict to look into)."""
+        self.events += 1
+        if episode is None:
+            if kind == "run_start" and self.run_start is None:
+                self.run_start = payload or {}
+            return
+        key = (condition, episode)
+        ep = self.episodes.get(key)
+        if ep is None:
+            ep = self.episodes[key] = EpisodeIndex(condition, int(episode))
+        ep.offsets.append(offset)
+        ep.lengths.append(length)
+        if step is not None and (ep.last_step is None or step > ep.last_step):
+            ep.last_step = int(step)
+        if agent and agent not in ep.acted:
+            ep.acted.append(agent)
+        if kind == "score":
+            ep.score = payload or {}
+        elif kind == "env_state" and ep.game is None:
+            p = payload or {}
+            ep.game = str(p.get("game", "")) if "levels" not in p else "city"
+            ep.state_agents = [str(a) for a in p["agents"]] if p.get("agents") else None
+
+    def wants_state(self, ev: dict[str, Any]) -> bool:
+        """Whether an ``env_state`` event would be its episode's first (the only one the index keeps)."""
+        ep = self.episodes.get((ev.get("condition") or "", ev.get("episode")))  # type: ignore[arg-type]
+        return ep is None or ep.game is None
+
+    def scan(self, path: Path, start: int = 0) -> None:
+        """Index the lines of ``path`` from byte ``start`` (a line boundary) to its end."""
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            offset = start
+            for raw in fh:
+                line = raw.rstrip(b"\n")
+                if line:
+                    ev = parse_line(line)
+                    if ev is None:
+                        self.skipped.append(offset)
+                    else:
+                        self.add(offset, len(line), ev)
+                offset += len(raw)
+        self.size = offset
+
+    # -- saving and loading --------------------------------------------------------------------------------------
+    def to_json(self) -> bytes:
+        eps = [
+            [e.condition, e.episode, e.offsets, e.lengths, e.score, e.state_agents, e.game, e.acted, e.last_step]
+            for e in self.episodes.values()
+        ]
+        doc = {
+            "version": INDEX_VERSION,
+            "run_id": self.run_id,
+            "experiment": self.experiment,
+            "run_start": self.run_start,
+            "size": self.size,
+            "skipped": self.skipped,
+            "events": self.events,
+            "episodes": eps,
+        }
+        return orjson.dumps(doc, default=str, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY)
+
+    @classmethod
+    def from_json(cls, data: bytes) -> RunIndex:
+        doc = orjson.loads(data)
+        if doc.get("version") != INDEX_VERSION:
+            raise ValueError("index version")
+        idx = cls(
+            doc["run_id"], doc["experiment"], doc["run_start"], int(doc["size"]), list(doc["skipped"]), doc["events"]
+        )
+        for cond, ep, offs, lens, score, agents, game, acted, last in doc["episodes"]:
+            idx.episodes[(cond, ep)] = EpisodeIndex(cond, ep, offs, lens, score, agents, game, acted, last)
+        return idx
+
+    def save(self, log_path: Path) -> None:
+        tmp = log_path.with_name(INDEX_NAME + ".tmp")
+        tmp.write_bytes(self.to_json())
+        tmp.replace(log_path.with_name(INDEX_NAME))
+
+
+def read_index(log_path: Path) -> RunIndex:
+    """The index of one run log: the saved one for the bytes it covers, extended by a scan of the rest."""
+    size = log_path.stat().st_size
+    saved = log_path.with_name(INDEX_NAME)
+    idx = None
+    if saved.exists():
+        try:
+            idx = RunIndex.from_json(saved.read_bytes())
+        except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+            idx = None
+        if idx is not None and idx.size > size:  # the log was replaced or truncated: the index is not for it
+            idx = None
+    if idx is None:
+        idx = RunIndex()
+    if idx.size < size:
+        idx.scan(log_path, idx.size)
+    return idx
+
+
+def read_lines(log_path: Path, offsets: list[int], lengths: list[int]) -> list[dict[str, Any]]:
+    """The events at the given offsets (in order), parsed."""
+    out = []
+    with open(log_path, "rb") as fh:
+        for off, n in zip(offsets, lengths, strict=True):
+            fh.seek(off)
+            ev = parse_line(fh.read(n))
+            if ev is not None:
+                out.append(ev)
+    return out
