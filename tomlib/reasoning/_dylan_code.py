@@ -43,7 +43,6 @@ from tomlib.trace import RunLog
 
 CODE_ROLES = ("PythonAssistant", "AlgorithmDeveloper", "ComputerScientist", "Programmer")
 """Appendix F's HumanEval coders (also DyLAN's)."""
-JUDGES = ("Passer", "Tester", "Reflector", "Ranker")
 MAX_TESTS = 10
 CHECK_LIMITS = Limits(timeout_s=10.0, cpu_s=10, memory_mb=1024)
 CODE_TOM_GUIDE = {
