@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from tomlib.datasets import CodeTask, humaneval, mbpp
+from tomlib.experiments._jobs import run_jobs
 from tomlib.llm import ChatModel, get_model_config
 from tomlib.programming import Episode, TeamConfig, check_episodes, run_episode
 from tomlib.report import attach_paper_values
@@ -196,32 +197,19 @@ async def run_programming(
         },
     )
     log.observe(chat)
-    limit = asyncio.Semaphore(parallel)
     jobs = [(t, c, s) for t in tasks for c in configs for s in range(seeds)]
-    bar = tqdm(total=len(jobs), desc=f"{experiment} (llm:{model})", unit="episode", disable=not progress)
 
     async def one(task: CodeTask, cfg: TeamConfig, seed: int) -> Episode:
-        async with limit:
-            ep = await run_episode(chat, task, cfg, seed=seed, log=log)
-            bar.update(1)
-            return ep
+        return await run_episode(chat, task, cfg, seed=seed, log=log)
 
-    tasks = [asyncio.ensure_future(one(*j)) for j in jobs]
     try:
-        try:
-            episodes = list(await asyncio.gather(*tasks))
-        except BaseException:  # one failed (e.g. a ReplayMiss): stop the others before the log closes
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
-        bar.close()
+        desc = f"{experiment} (llm:{model})"
+        episodes = await run_jobs(jobs, one, parallel=parallel, desc=desc, unit="episode", progress=progress)
         n_checks = sum(len(r.turns) for e in episodes for r in e.rounds)
         cbar = tqdm(total=n_checks, desc="running the engineers' code", unit="check", disable=not progress)
         await asyncio.to_thread(check_episodes, episodes, log=log, progress=lambda _r: cbar.update(1))
         cbar.close()
     finally:
-        bar.close()
         log.close()
     return Runs(model, episodes, log.run_id)
 

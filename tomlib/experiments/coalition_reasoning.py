@@ -14,7 +14,6 @@ Score of a role is its per-question score (summing to 1 over roles) averaged ove
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ import pandas as pd
 
 from tomlib.choices import accuracy
 from tomlib.datasets import ChoiceQuestion, CodeTask, aqua_rat, humaneval, mmlu
+from tomlib.experiments._jobs import run_jobs
 from tomlib.experiments.coalition_programming import (
     Estimate,
     check_counts,
@@ -159,8 +159,6 @@ async def run_reasoning(
     on_estimate: Callable[[str], None] | None = print,
 ) -> ReasoningRuns:
     """Every (method, question, seed); code methods run on the first ``humaneval_tasks`` HumanEval tasks (0: all)."""
-    from tqdm.auto import tqdm
-
     bad = [m for m in methods if m not in METHODS + CODE_METHODS]
     if bad:
         raise ValueError(f"unknown method(s) {bad}; use {', '.join(METHODS + CODE_METHODS)}")
@@ -178,31 +176,20 @@ async def run_reasoning(
     )
     log.observe(chat)
     cache = CheckCache()
-    limit = asyncio.Semaphore(parallel)
     jobs: list[Any] = [(m, q, s) for m in methods if m in METHODS for q in questions for s in range(seeds)] + [
         (m, t, s) for m in methods if m in CODE_METHODS for t in tasks for s in range(seeds)
     ]
-    bar = tqdm(total=len(jobs), desc=f"{experiment} (llm:{model})", unit="run", disable=not progress)
 
     async def one(method: str, item: Any, seed: int) -> Outcome:
-        async with limit:
-            if method in CODE_METHODS:
-                out = await _one_code(chat, method, item, seed, log, cache)
-            else:
-                out = await _one(chat, method, item, seed, log)
-            bar.update(1)
-            return out
+        if method in CODE_METHODS:
+            return await _one_code(chat, method, item, seed, log, cache)
+        return await _one(chat, method, item, seed, log)
 
-    futures = [asyncio.ensure_future(one(*j)) for j in jobs]
     try:
-        outcomes = list(await asyncio.gather(*futures))
-    except BaseException:  # one failed (e.g. a ReplayMiss): stop the others before the log closes
-        for f in futures:
-            f.cancel()
-        await asyncio.gather(*futures, return_exceptions=True)
-        raise
+        outcomes = await run_jobs(
+            jobs, one, parallel=parallel, desc=f"{experiment} (llm:{model})", unit="run", progress=progress
+        )
     finally:
-        bar.close()
         log.close()
     return ReasoningRuns(model, outcomes, log.run_id)
 
