@@ -32,6 +32,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         directory=args.notebooks_dir,
         html=not args.no_html,
         budget=_budget(args, profile),
+        jobs=args.jobs,
+        scheduler=args.scheduler,
     )
     report = build_report(args.results)
     print(summarize(outcomes))
@@ -53,12 +55,15 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         name=args.name,
         results=args.results,
         budget=_budget(args, profile),
+        scheduler=args.scheduler,
+        ship_results=args.ship_results,
     )
-    df = pd.read_csv(index)
+    df = pd.read_csv(index, keep_default_na=False)
     failed = df[df["status"] != "ok"]
-    print(f"{len(df) - len(failed)} of {len(df)} runs ok; index: {index}")
+    print(f"{len(df) - len(failed)} of {len(df)} runs ok; index: {index}; tables: {index.with_name('results.csv')}")
     for row in failed.itertuples():
-        print(f"  FAILED {row.run_id}: {row.error}")
+        wrote = f" (after writing {row.tables})" if row.tables else ""
+        print(f"  {str(row.status).upper()} {row.run_id}{wrote}: {row.error}")
     return 1 if len(failed) else 0
 
 
@@ -132,6 +137,15 @@ def _budget_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _engine_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--jobs", type=_at_least_zero(int), default=1, help="notebooks at a time: local dask worker processes"
+    )
+    p.add_argument(
+        "--scheduler", default=None, help="run on an existing dask cluster (tcp://HOST:8786) instead of --jobs"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m tomlib", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -143,14 +157,20 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--results", default=None, help="results directory (default: results/)")
     run.add_argument("--no-html", action="store_true", help="skip the HTML export")
     run.add_argument("--notebooks-dir", default=None, help="another notebook folder (default: notebooks/)")
+    _engine_args(run)
     _budget_args(run)
     run.set_defaults(func=_cmd_run)
 
     sw = sub.add_parser("sweep", help="run one notebook over a parameter grid")
     sw.add_argument("notebook")
     sw.add_argument("--grid", required=True, help="YAML: `parameters: {name: [values]}`, optional `fixed:`")
-    sw.add_argument("--jobs", type=int, default=1, help="worker processes")
     sw.add_argument("--profile", default="default")
+    _engine_args(sw)
+    sw.add_argument(
+        "--ship-results",
+        action="store_true",
+        help="workers send results and recorded responses back through the scheduler even on a shared filesystem",
+    )
     sw.add_argument("--name", default=None, help="sweep directory name under results/sweeps/")
     sw.add_argument("--results", default=None)
     _budget_args(sw)
@@ -184,6 +204,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TomlibError as exc:  # a cause and a fix, in one line: no traceback for errors a user can cause
         print(f"tomlib: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the workers were shut down on the way out
+        why = str(exc) or "interrupted"
+        print(
+            f"\ntomlib: {why}; the workers were shut down. What finished is kept (stamps, the sweep index, the "
+            "response store): rerun the same command to resume.",
+            file=sys.stderr,
+        )
+        return 130
 
 
 if __name__ == "__main__":

@@ -259,7 +259,9 @@ class ResponseStore:
         cols = ["experiment", "model", "responses", "prompt_tokens", "completion_tokens", "first", "last"]
         return [dict(zip(cols, r, strict=True)) for r in rows]
 
-    def _select(self, experiment: str | None, model: str | None, before: float | None) -> tuple[str, list[Any]]:
+    def _select(
+        self, experiment: str | None, model: str | None, before: float | None, since: float | None = None
+    ) -> tuple[str, list[Any]]:
         where, args = [], []
         if experiment:
             where.append("(experiment = ? OR experiment LIKE ?)")
@@ -270,23 +272,36 @@ class ResponseStore:
         if before is not None:
             where.append("created < ?")
             args.append(before)
+        if since is not None:
+            where.append("created >= ?")
+            args.append(since)
         return (" WHERE " + " AND ".join(where)) if where else "", args
 
-    def iter_records(self, *, experiment: str | None = None, model: str | None = None) -> Iterator[dict[str, Any]]:
-        """Stored (request, response) pairs, ordered by key, optionally filtered."""
-        clause, args = self._select(experiment, model, None)
+    def iter_records(
+        self, *, experiment: str | None = None, model: str | None = None, since: float | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """Stored (request, response) pairs, ordered by key, optionally filtered (``since``: stored at or after
+        this Unix time)."""
+        clause, args = self._select(experiment, model, None, since)
         for key, req, resp in self._query(f"SELECT key, request, response FROM responses{clause} ORDER BY key", args):
             yield {"key": key, "request": json.loads(req), "response": json.loads(resp)}
 
     # -- transcripts ------------------------------------------------------------------------------
 
-    def export(self, path: str | os.PathLike[str], *, experiment: str | None = None, model: str | None = None) -> int:
+    def export(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        experiment: str | None = None,
+        model: str | None = None,
+        since: float | None = None,
+    ) -> int:
         """Write matching responses as gzip JSONL (byte-stable: sorted, no timestamps in the gzip header).
         Lines are redacted again, so a store filled before redaction existed still exports clean."""
         buf = io.BytesIO()
         n = 0
         with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz:
-            for rec in self.iter_records(experiment=experiment, model=model):
+            for rec in self.iter_records(experiment=experiment, model=model, since=since):
                 line = self.redact.text(canonical_json({"request": rec["request"], "response": rec["response"]}))
                 gz.write(line.encode() + b"\n")
                 n += 1

@@ -134,6 +134,17 @@ def order_columns(df: pd.DataFrame) -> pd.DataFrame:
     return df[HEAD + condition_columns(df) + TAIL + extra]
 
 
+ENV_TABLES_MANIFEST = "TOMLIB_TABLES_MANIFEST"  # set by the runner: every table a kernel writes is named there
+
+
+def _note_written(names: list[str]) -> None:
+    """Tell the runner which tables this run wrote (apart from whether the notebook went on to complete)."""
+    manifest = os.environ.get(ENV_TABLES_MANIFEST)
+    if manifest and names:
+        with open(manifest, "a", encoding="utf-8") as fh:
+            fh.write("".join(f"{n}\n" for n in names))
+
+
 def write_table(df: pd.DataFrame, results: str | os.PathLike[str] | None = None) -> list[Path]:
     """Write reproduced rows as ``results/tables/<paper_id>.<table_id>.csv`` (one file per table)."""
     if "paper_value" not in df.columns:
@@ -147,6 +158,7 @@ def write_table(df: pd.DataFrame, results: str | os.PathLike[str] | None = None)
         empty = [c for c in condition_columns(part) if part[c].isna().all()]
         order_columns(part.drop(columns=empty)).to_csv(path, index=False)
         paths.append(path)
+    _note_written([p.name[: -len(".csv")] for p in paths])
     return paths
 
 

@@ -107,14 +107,12 @@ def shared_inputs_hash() -> str:
 
 
 def inputs_hash(notebook: Path, params: dict[str, Any]) -> str:
+    """What a run's outputs depend on: the notebook, the shared inputs and the parameters (not where it writes)."""
     h = hashlib.sha256(shared_inputs_hash().encode())
     h.update(notebook.read_bytes())
-    h.update(json.dumps(params, sort_keys=True, default=str).encode())
+    what = {k: v for k, v in params.items() if k != "results_dir"}
+    h.update(json.dumps(what, sort_keys=True, default=str).encode())
     return h.hexdigest()
-
-
-def _table_mtimes(results: Path) -> dict[str, int]:
-    return {p.name[:-4]: p.stat().st_mtime_ns for p in (results / "tables").glob("*.csv")}
 
 
 def describe_failure(exc: BaseException) -> str:
@@ -216,12 +214,15 @@ def run_notebooks(
     html: bool = True,
     progress: bool = True,
     budget: Budget | None = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
 ) -> list[NotebookResult]:
     """Execute the series (or ``names``) under a profile; keeps going past failures.
 
-    ``budget`` (else the profile's) bounds the live calls of the whole run: every kernel shares it through a
-    ledger file. Once it is spent the series stops cleanly; everything answered is kept in the response store,
-    so a rerun with a larger budget resumes without repeating a call.
+    Notebooks run as tasks on dask: ``jobs`` at a time on this machine, or on the cluster at ``scheduler`` (else
+    the profile's). ``budget`` (else the profile's) bounds the live calls of the whole run: every kernel shares it
+    through a ledger file. Once it is spent the series stops cleanly; everything answered is kept in the response
+    store, so a rerun with a larger budget resumes without repeating a call.
     """
     prof = profile if isinstance(profile, Profile) else load_profile(profile)
     budget = budget or prof.budget
@@ -236,68 +237,118 @@ def run_notebooks(
                 "passed only by calls already in flight when it runs out. Spend is logged in "
                 f"{ledger.relative_to(res) if ledger.is_relative_to(res) else ledger}."
             )
-        return _run_books(
-            books, prof, res, out_dir, force=force, html=html, progress=progress, budget=budget, ledger=ledger
+        plan = _plan(books, prof, res, out_dir, force=force)
+        return _run_plan(
+            books,
+            plan,
+            prof,
+            html=html,
+            progress=progress,
+            budget=budget,
+            ledger=ledger,
+            jobs=jobs,
+            scheduler=scheduler or prof.scheduler,
         )
 
 
-def _run_books(
-    books: list[Path],
-    prof: Profile,
-    res: Path,
-    out_dir: Path,
-    *,
-    force: bool,
-    html: bool,
-    progress: bool,
-    budget: Budget | None,
-    ledger: Path | None,
-) -> list[NotebookResult]:
-    from tqdm.auto import tqdm
+@dataclass
+class _Planned:
+    result: NotebookResult | None = None  # decided without running (skipped, or a configuration error)
+    params: dict[str, Any] = field(default_factory=dict)
+    digest: str = ""
+    output: Path = Path()
+    stamp: Path = Path()
 
-    outcomes: list[NotebookResult] = []
-    stopped = False
-    bar = tqdm(books, desc=f"notebooks ({prof.name})", unit="nb", disable=not progress)
-    for nb in bar:
-        if stopped:
-            outcomes.append(NotebookResult(nb.stem, "stopped", error="not run: the budget was spent"))
-            continue
-        bar.set_postfix_str(nb.stem)
+
+def _plan(books: list[Path], prof: Profile, res: Path, out_dir: Path, *, force: bool) -> dict[str, _Planned]:
+    """What each notebook needs: its parameters and input hash, or why it does not run."""
+    plan: dict[str, _Planned] = {}
+    for nb in books:
         output = out_dir / nb.name
         stamp_path = out_dir / f"{nb.stem}.stamp.json"
         try:
             params = parameters_for(prof, nb, res)
         except Exception as exc:
-            outcomes.append(NotebookResult(nb.stem, "failed", error=redact_text(str(exc))))
+            plan[nb.stem] = _Planned(NotebookResult(nb.stem, "failed", error=redact_text(str(exc))))
             continue
         digest = inputs_hash(nb, params)
         if not force and output.exists() and stamp_path.exists():
             stamp = json.loads(stamp_path.read_text())
             if stamp.get("status") == "ok" and stamp.get("inputs") == digest:
-                outcomes.append(NotebookResult(nb.stem, "skipped", output=str(output), tables=stamp.get("tables", [])))
+                skipped = NotebookResult(nb.stem, "skipped", output=str(output), tables=stamp.get("tables", []))
+                plan[nb.stem] = _Planned(skipped)
                 continue
-        before = _table_mtimes(res)
-        spent_before = read_ledger(ledger)[:2] if ledger is not None else (0, 0.0)
-        status, seconds, error = execute_one(nb, output, params)
-        after = _table_mtimes(res)
-        spent = ""
-        if ledger is not None and budget is not None:
-            tokens, usd, calls = read_ledger(ledger)
-            spent = f"{tokens - spent_before[0]:,} tokens, ${usd - spent_before[1]:.4f}"
-            total, stopped = spend_line(tokens, usd, calls, budget)
-            stopped = stopped or "BudgetExceeded" in error
-            tqdm.write(f"{nb.stem}: spent {spent}; run so far: {total}")
-        tables = sorted(t for t, m in after.items() if before.get(t) != m)
-        if html and output.exists():
-            try:
-                export_html(output)
-            except Exception as exc:  # HTML is a convenience; say so but keep the run's status
-                error = (error + "; " if error else "") + f"HTML export failed: {exc}"
-        result = NotebookResult(nb.stem, status, round(seconds, 2), error, str(output), tables, spent)
-        stamp = {**asdict(result), "inputs": digest, "profile": prof.name, "parameters": params}
-        stamp_path.write_text(redact_text(json.dumps(stamp, indent=1, default=str)))
-        outcomes.append(result)
-    return outcomes
+        plan[nb.stem] = _Planned(None, params, digest, output, stamp_path)
+    return plan
+
+
+def _run_plan(
+    books: list[Path],
+    plan: dict[str, _Planned],
+    prof: Profile,
+    *,
+    html: bool,
+    progress: bool,
+    budget: Budget | None,
+    ledger: Path | None,
+    jobs: int,
+    scheduler: str | None,
+) -> list[NotebookResult]:
+    from tqdm.auto import tqdm
+
+    from tomlib.runner._cluster import NotebookTask, TaskOutcome, driver_env, open_client, run_tasks, write_token
+
+    todo = [nb for nb in books if plan[nb.stem].result is None]
+    if todo:
+        token, env = write_token(plan[todo[0].stem].output.parent), driver_env()
+        tasks = [
+            NotebookTask(
+                key=nb.stem,
+                notebook=str(nb),
+                source=nb.read_bytes(),
+                output=str(plan[nb.stem].output),
+                results=str(plan[nb.stem].params.get("results_dir", plan[nb.stem].output.parent.parent)),
+                params=plan[nb.stem].params,
+                env=env,
+                token=token,
+            )
+            for nb in todo
+        ]
+        where = scheduler or f"{jobs} local worker{'s' * (jobs > 1)}"
+        bar = tqdm(total=len(tasks), desc=f"notebooks ({prof.name}, {where})", unit="nb", disable=not progress)
+        spent_before = [0, 0.0]
+
+        def done(task: NotebookTask, outcome: TaskOutcome) -> bool:
+            p = plan[task.key]
+            error, spent, stopped = outcome.error, "", False
+            if ledger is not None and budget is not None:
+                tokens, usd, calls = read_ledger(ledger)
+                spent = f"{tokens - spent_before[0]:,} tokens, ${usd - spent_before[1]:.4f}"
+                spent_before[:] = [tokens, usd]
+                total, stopped = spend_line(tokens, usd, calls, budget)
+                stopped = stopped or "BudgetExceeded" in error
+                tqdm.write(f"{task.key}: spent {spent}; run so far: {total}")
+            if html and p.output.exists():
+                try:
+                    export_html(p.output)
+                except Exception as exc:  # HTML is a convenience; say so but keep the run's status
+                    error = (error + "; " if error else "") + f"HTML export failed: {exc}"
+            result = NotebookResult(
+                task.key, outcome.status, round(outcome.seconds, 2), error, str(p.output), outcome.tables, spent
+            )
+            stamp = {**asdict(result), "inputs": p.digest, "profile": prof.name, "parameters": p.params}
+            stamp.update(host=outcome.host, started=outcome.started, finished=outcome.finished)
+            p.stamp.write_text(redact_text(json.dumps(stamp, indent=1, default=str)))
+            p.result = result
+            bar.update()
+            bar.set_postfix_str(task.key)
+            return stopped
+
+        with open_client(jobs, scheduler) as client:
+            for task in run_tasks(client, tasks, done, ledger=ledger):
+                plan[task.key].result = NotebookResult(task.key, "stopped", error="not run: the budget was spent")
+        bar.close()
+    return [r for nb in books if (r := plan[nb.stem].result) is not None]
 
 
 def summarize(outcomes: Iterable[NotebookResult]) -> str:

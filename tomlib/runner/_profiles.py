@@ -27,6 +27,11 @@ class Profile(BaseModel):
         default_factory=dict, description="Per-notebook parameters (by file stem); must be declared."
     )
     skip: list[str] = Field(default_factory=list, description="Notebook stems this profile does not run.")
+    scheduler: str | None = Field(
+        default=None,
+        description="Address of a dask scheduler (tcp://host:8786) to run on; --scheduler overrides it. Without "
+        "one, notebooks run on a local cluster of --jobs worker processes.",
+    )
     budget: Budget | None = Field(
         default=None,
         description="Limit on the live calls of the whole run (`max_usd`, `max_tokens`); the command line's "

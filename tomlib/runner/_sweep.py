@@ -6,9 +6,8 @@ import csv
 import hashlib
 import itertools
 import json
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +19,24 @@ from tomlib.runner._execute import (
     budget_env,
     check_writable,
     declared_parameters,
-    execute_one,
     find_notebooks,
+    inputs_hash,
     parameters_for,
 )
 from tomlib.runner._profiles import Profile, load_profile
 
-INDEX_FIXED = ["run_id", "status", "seconds", "output", "results_dir", "error"]
+INDEX_TAIL = [
+    "status",  # ok: the notebook ran to its end; failed: it stopped at a cell (see error); queued: not run yet
+    "tables",  # the tables the run wrote, even when a later cell failed
+    "seconds",
+    "started",
+    "finished",
+    "host",
+    "inputs",  # hash of the notebook, tomlib/, configs/, data/ and the parameters: a changed hash reruns
+    "output",
+    "results_dir",
+    "error",
+]
 
 
 def load_grid(path: str | os.PathLike[str]) -> tuple[dict[str, list[Any]], dict[str, Any]]:
@@ -70,15 +80,43 @@ def _read_index(path: Path) -> dict[str, dict[str, str]]:
 def _write_index(path: Path, rows: dict[str, dict[str, Any]], param_names: list[str]) -> None:
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=[INDEX_FIXED[0], *param_names, *INDEX_FIXED[1:]], extrasaction="ignore")
+        writer = csv.DictWriter(fh, fieldnames=["run_id", *param_names, *INDEX_TAIL], extrasaction="ignore")
         writer.writeheader()
         for rid in sorted(rows):
             writer.writerow(rows[rid])
     os.replace(tmp, path)
 
 
-def _job(notebook: str, output: str, params: dict[str, Any]) -> tuple[str, float, str]:
-    return execute_one(Path(notebook), Path(output), params)
+def _stamp(t: float) -> str:
+    return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="seconds") if t else ""
+
+
+def write_results(sweep_dir: Path, rows: dict[str, dict[str, Any]], fixed: dict[str, Any]) -> Path:
+    """``results.csv``: every table every run wrote, long-form, joined with the run's grid and fixed parameters
+    (``params.<name>``), its status, inputs hash and times: one file to filter and plot a sweep by."""
+    import pandas as pd
+
+    frames = []
+    for rid in sorted(rows):
+        row = rows[rid]
+        names = [t for t in str(row.get("tables") or "").split(";") if t]
+        for name in names:
+            path = Path(row["results_dir"]) / "tables" / f"{name}.csv"
+            if not path.exists():
+                continue
+            table = pd.read_csv(path)
+            meta = {
+                "run_id": rid,
+                **{f"params.{k}": v for k, v in {**fixed, **row.get("point", {})}.items()},
+                "run_status": row["status"],
+                "inputs": row.get("inputs", ""),
+                "started": row.get("started", ""),
+                "finished": row.get("finished", ""),
+            }
+            frames.append(table.assign(**{k: [v] * len(table) for k, v in meta.items()})[[*meta, *table.columns]])
+    out = sweep_dir / "results.csv"
+    (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["run_id"])).to_csv(out, index=False)
+    return out
 
 
 def sweep(
@@ -91,13 +129,21 @@ def sweep(
     results: str | os.PathLike[str] | None = None,
     progress: bool = True,
     budget: Budget | None = None,
+    scheduler: str | None = None,
+    ship_results: bool = False,
 ) -> Path:
-    """Run ``notebook`` once per grid point with ``jobs`` worker processes; returns the index CSV path.
+    """Run ``notebook`` once per grid point as dask tasks; returns the index CSV path.
 
-    Each run gets its own results directory; the index has one row per run. A rerun skips runs whose
-    status is ``ok``, so a killed sweep resumes where it stopped.
+    ``jobs`` local worker processes, or the cluster at ``scheduler`` (else the profile's). Each run gets its own
+    results directory; ``index.csv`` has one row per run and ``results.csv`` every table the runs wrote. A rerun
+    skips runs that completed with unchanged inputs (notebook, ``tomlib/``, ``configs/``, ``data/``, parameters),
+    so a killed sweep resumes where it stopped and an edit reruns what it affects. ``ship_results`` makes workers
+    send results and recorded responses back through the scheduler even when they share this filesystem (workers
+    that do not share it always do).
     """
     from tqdm.auto import tqdm
+
+    from tomlib.runner._cluster import NotebookTask, TaskOutcome, driver_env, open_client, run_tasks, write_token
 
     (nb,) = find_notebooks([notebook])
     prof = profile if isinstance(profile, Profile) else load_profile(profile)
@@ -112,38 +158,52 @@ def sweep(
     rows: dict[str, dict[str, Any]] = dict(_read_index(index_path))
     param_names = list(grid)
 
-    todo = []
+    todo, stale = [], 0
     for point in expand_grid(grid):
         params = {**fixed, **point}
         rid = run_id_for(nb.stem, params)
-        if rows.get(rid, {}).get("status") == "ok":
-            continue
         run_results = sweep_dir / rid
-        base = parameters_for(prof, nb, run_results)
-        todo.append((rid, point, {**base, **params}, sweep_dir / "notebooks" / f"{rid}.ipynb", run_results))
+        run_params = {**parameters_for(prof, nb, run_results), **params}
+        digest = inputs_hash(nb, run_params)
+        old = rows.get(rid, {})
+        if old.get("status") == "ok" and old.get("inputs") == digest:
+            old["point"] = point
+            continue
+        stale += old.get("status") == "ok"
+        # queued until it finishes: a sweep stopped before then reruns it
+        rows[rid] = {**old, "run_id": rid, **point, "point": point, "inputs": digest, "status": "queued"}
+        todo.append((rid, point, run_params, sweep_dir / "notebooks" / f"{rid}.ipynb", run_results))
+    _write_index(index_path, rows, param_names)
+    if stale and progress:
+        print(f"{stale} completed run(s) are stale (their notebook, code, configs or data changed) and rerun.")
 
-    ctx = multiprocessing.get_context("spawn")
-    # workers are spawned inside budget_env, so they inherit the run-wide budget and its ledger
-    with budget_env(budget or prof.budget, sweep_dir), ProcessPoolExecutor(max(1, jobs), mp_context=ctx) as pool:
-        futures = {
-            pool.submit(_job, str(nb), str(out), params): (rid, point, out, rr) for rid, point, params, out, rr in todo
-        }
-        for fut in tqdm(as_completed(futures), total=len(futures), desc=f"sweep {nb.stem}", disable=not progress):
-            rid, point, out, rr = futures[fut]
-            try:
-                status, seconds, error = fut.result()
-            except Exception as exc:  # a worker crash is recorded, not fatal
-                status, seconds, error = "failed", 0.0, f"{type(exc).__name__}: {exc}"
-            rows[rid] = {
-                "run_id": rid,
-                **point,
-                "status": status,
-                "seconds": round(seconds, 2),
-                "output": str(out),
-                "results_dir": str(rr),
-                "error": redact_text(error),
-            }
+    with budget_env(budget or prof.budget, sweep_dir) as ledger:
+        token, env = write_token(sweep_dir), driver_env()
+        tasks = [
+            NotebookTask(rid, str(nb), nb.read_bytes(), str(out), str(rr), params, env, token, ship_results)
+            for rid, _point, params, out, rr in todo
+        ]
+        bar = tqdm(total=len(tasks), desc=f"sweep {nb.stem}", disable=not progress)
+
+        def done(task: NotebookTask, outcome: TaskOutcome) -> None:
+            rows[task.key].update(
+                status=outcome.status,
+                tables=";".join(outcome.tables),
+                seconds=round(outcome.seconds, 2),
+                started=_stamp(outcome.started),
+                finished=_stamp(outcome.finished),
+                host=outcome.host,
+                output=task.output,
+                results_dir=task.results,
+                error=redact_text(outcome.error),
+            )
             _write_index(index_path, rows, param_names)
-    if not index_path.exists():
-        _write_index(index_path, rows, param_names)
+            bar.update()
+
+        if tasks:
+            with open_client(jobs, scheduler or prof.scheduler) as client:
+                run_tasks(client, tasks, done, ledger=ledger)
+        bar.close()
+    _write_index(index_path, rows, param_names)
+    write_results(sweep_dir, rows, fixed)
     return index_path

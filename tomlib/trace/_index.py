@@ -109,9 +109,9 @@ class RunIndex:
             ep.game = str(p.get("game", "")) if "levels" not in p else "city"
             ep.state_agents = [str(a) for a in p["agents"]] if p.get("agents") else None
 
-    def wants_state(self, ev: dict[str, Any]) -> bool:
+    def wants_state(self, condition: str, episode: int | None) -> bool:
         """Whether an ``env_state`` event would be its episode's first (the only one the index keeps)."""
-        ep = self.episodes.get((ev.get("condition") or "", ev.get("episode")))  # type: ignore[arg-type]
+        ep = self.episodes.get((condition or "", episode))  # type: ignore[arg-type]
         return ep is None or ep.game is None
 
     def scan(self, path: Path, start: int = 0) -> None:

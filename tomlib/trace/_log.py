@@ -6,8 +6,9 @@ exit. So a run killed
 outright (``kill -9``) keeps every event logged more than ``FLUSH_INTERVAL_S`` before it died, and a run that exits
 or closes its log keeps all of them. A rerun with the same ``run_id`` appends to the same log.
 
-Cost: each event is serialized once with orjson (json for what orjson refuses, e.g. a lone surrogate) and redacted
-by :meth:`tomlib.redact.Redactor.line`, which rescans a line only when a secret or a key-shaped pattern can be in it.
+Cost: each event is serialized once with orjson (json for what orjson refuses, e.g. a lone surrogate). Redaction
+and indexing happen per batch, when it is written: a batch is scanned once, and its lines are redacted one by one
+only when a secret or a key-shaped pattern's literal occurs in it. Nothing reaches the file unredacted.
 """
 
 from __future__ import annotations
@@ -149,11 +150,11 @@ class RunLog:
         existing = self.path.exists() and self.path.stat().st_size > 0
         self._index = read_index(self.path) if existing else RunIndex()  # a rerun extends the run's index
         self._fh = open(self.path, "ab")  # noqa: SIM115 - kept open for the run
-        self._buffer: list[bytes] = []
+        self._buffer: list[tuple[bytes, str, str, int | None, int | None, str | None]] = []
         self._buffered = 0
         self._next = self._fh.tell()  # where the next line will start
         if not _ends_with_newline(self.path):
-            self._buffer.append(b"")  # a killed run left half a line: start ours on a fresh one
+            self._fh.write(b"\n")  # a killed run left half a line: start ours on a fresh one
             self._next += 1
         self._context: dict[str, Any] = {}
         self._observed: list[tuple[ChatModel, Callable[[CallRecord], None]]] = []
@@ -198,24 +199,13 @@ class RunLog:
             "payload": payload or {},
             "time": time.time(),
         }
-        # redact the serialized line once: cheaper than walking every payload leaf, and it covers keys too
         try:
             raw = orjson.dumps(ev, default=str, option=_ORJSON)
         except (orjson.JSONEncodeError, TypeError):
             raw = dumps(ev)
-        line = self._redact.line(raw)
-        # the index keeps only what was written: parse the redacted line when redaction changed it, and for the
-        # few events whose payload the index keeps (a caller may still mutate its dict)
-        keeps = kind in SUMMARY_KINDS and (kind != "env_state" or self._index.wants_state(ev))
-        n = len(line)
         with self._lock:
-            if line is raw and not keeps:
-                self._index.add_fields(self._next, n, kind, ev["condition"], episode, step, agent, None)
-            else:
-                self._index.add(self._next, n, parse_line(line) or {})
-            self._next += n + 1
-            self._buffer.append(line)
-            self._buffered += n
+            self._buffer.append((raw, kind, ev["condition"], episode, step, agent))
+            self._buffered += len(raw)
             if self._buffered >= FLUSH_BYTES:
                 self._write()
         return ev
@@ -226,10 +216,30 @@ class RunLog:
             self._write()
 
     def _write(self) -> None:
-        """Write the buffer (the caller holds the lock)."""
+        """Redact, index and write the buffer (the caller holds the lock).
+
+        Redaction looks at the whole batch once: only when a secret or a key-shaped pattern's literal occurs
+        somewhere in it are its lines redacted one by one (most batches of a formal run hold neither). The index
+        keeps only what was written: a line redaction changed is parsed again, as are the few events whose payload
+        the index keeps."""
         if not self._buffer or self._fh.closed:
             return
-        self._fh.write(b"\n".join(self._buffer) + b"\n")
+        lines = [entry[0] for entry in self._buffer]
+        batch = b"\n".join(lines)
+        if self._redact.suspect(batch):
+            lines = [self._redact.line(line) for line in lines]
+            batch = b"\n".join(lines)
+        index, offset = self._index, self._next
+        for line, (raw, kind, condition, episode, step, agent) in zip(lines, self._buffer, strict=True):
+            n = len(line)
+            keeps = kind in SUMMARY_KINDS and (kind != "env_state" or index.wants_state(condition, episode))
+            if line is raw and not keeps:
+                index.add_fields(offset, n, kind, condition, episode, step, agent, None)
+            else:
+                index.add(offset, n, parse_line(line) or {})
+            offset += n + 1
+        self._next = offset
+        self._fh.write(batch + b"\n")
         self._fh.flush()
         self._buffer.clear()
         self._buffered = 0

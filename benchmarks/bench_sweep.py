@@ -1,0 +1,72 @@
+"""Sweeps and the notebook series on dask: wall time with one local worker against two, in one run.
+
+The sweep runs notebook 03 (formal and replayed rows of adaptive-ToM Table 3) over ``--episodes`` x ``--seeds``
+into fresh results folders, once with ``jobs=1`` and once with ``jobs=2``, and checks that both give the same
+long-form tables. ``--series`` also times ``python -m tomlib run --force`` over the whole offline series, 1 job
+against 2 (HTML export included, as ``./reproduce.sh`` does). Both paths use the same engine (a LocalCluster), so
+the ratio is what a second worker buys; a 2-core machine caps it near 2.
+
+    .venv/bin/python benchmarks/bench_sweep.py [--episodes 10 20] [--seeds 1 2 3] [--series]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from tomlib.runner import Profile, sweep
+
+
+def timed_sweep(results: Path, grid: Path, jobs: int) -> tuple[float, pd.DataFrame]:
+    t0 = time.perf_counter()
+    index = sweep("03", grid, jobs=jobs, profile=Profile(name="bench"), results=results, progress=False)
+    seconds = time.perf_counter() - t0
+    df = pd.read_csv(index, keep_default_na=False)
+    if not (df["status"] == "ok").all():
+        sys.exit(f"sweep with jobs={jobs} failed: {df[df['status'] != 'ok'][['run_id', 'error']].to_string()}")
+    tables = pd.read_csv(index.with_name("results.csv")).drop(columns=["started", "finished"])
+    return seconds, tables
+
+
+def timed_series(results: Path, jobs: int) -> float:
+    t0 = time.perf_counter()
+    cmd = [sys.executable, "-m", "tomlib", "run", "--force", "--jobs", str(jobs), "--results", str(results)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"series with --jobs {jobs} failed:\n{done.stdout[-2000:]}")
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--episodes", type=int, nargs="+", default=[10, 20])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--series", action="store_true", help="also time the whole series, --jobs 1 vs --jobs 2")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        grid = root / "grid.yaml"
+        grid.write_text(f"parameters:\n  episodes: {args.episodes}\n  seed: {args.seeds}\nfixed:\n  model: ''\n")
+        n = len(args.episodes) * len(args.seeds)
+        one, t1 = timed_sweep(root / "serial", grid, 1)
+        two, t2 = timed_sweep(root / "two", grid, 2)
+        pd.testing.assert_frame_equal(t1, t2)
+        print(f"sweep of notebook 03 over {n} grid points ({len(t1)} table rows, identical with 1 and 2 workers)")
+        print(f"  1 worker : {one:7.1f} s")
+        print(f"  2 workers: {two:7.1f} s   speedup {one / two:.2f}x")
+        if args.series:
+            s1 = timed_series(root / "series1", 1)
+            s2 = timed_series(root / "series2", 2)
+            print("whole offline series, `python -m tomlib run --force` (HTML included)")
+            print(f"  --jobs 1: {s1:7.1f} s")
+            print(f"  --jobs 2: {s2:7.1f} s   speedup {s1 / s2:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""Notebooks on dask.distributed: real schedulers and worker processes on this machine."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tomlib.llm import ResponseStore
+from tomlib.runner import Profile, sweep
+from tomlib.testing import FakeOpenAIServer
+
+from .test_runner import write_nb
+
+pytestmark = pytest.mark.slow
+distributed = pytest.importorskip("distributed")
+
+TIMING = ["seconds", "started", "finished", "host", "output", "results_dir"]
+
+
+def grid(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "grid.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def cluster(isolated: Path) -> Iterator[distributed.LocalCluster]:
+    """Two worker processes that record into their own response store, as workers on another machine would."""
+    env = {"TOMLIB_STORE": str(isolated / "worker-store" / "responses.sqlite")}
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", env=env
+    ) as lc:
+        yield lc
+
+
+def test_two_workers_give_the_serial_index_and_tables(isolated: Path) -> None:
+    """The real notebook 03 over a 2×2 grid: the same index and the same long-form results, 1 or 2 workers."""
+    g = grid(isolated, "parameters:\n  episodes: [2, 3]\n  seed: [1, 2]\nfixed:\n  model: ''\n")
+    frames = {}
+    for jobs in (1, 2):
+        index = sweep("03", g, jobs=jobs, profile=Profile(name="t"), name=f"j{jobs}", progress=False)
+        df = pd.read_csv(index, keep_default_na=False)
+        assert list(df["status"]) == ["ok"] * 4 and set(df["tables"]) == {"adaptive_tom.table3"}
+        results = pd.read_csv(index.with_name("results.csv"))
+        assert {"run_id", "params.episodes", "params.seed", "params.model", "inputs", "value"} <= set(results.columns)
+        frames[jobs] = (df.drop(columns=TIMING), results.drop(columns=["started", "finished"]))
+    pd.testing.assert_frame_equal(frames[1][0], frames[2][0])
+    pd.testing.assert_frame_equal(frames[1][1], frames[2][1])
+    assert set(frames[2][1]["params.episodes"]) == {2, 3}
+
+
+def test_a_changed_notebook_makes_its_runs_stale(isolated: Path) -> None:
+    nb = write_nb(isolated / "07_s.ipynb", "results_dir = ''\nseed = 1", "x = seed")
+    g = grid(isolated, "parameters:\n  seed: [1, 2]\n")
+    index = sweep(str(nb), g, profile=Profile(name="t"), name="s", progress=False)
+    first = pd.read_csv(index).set_index("run_id")["finished"]
+    assert sweep(str(nb), g, profile=Profile(name="t"), name="s", progress=False)
+    assert pd.read_csv(index).set_index("run_id")["finished"].equals(first)  # unchanged: nothing reran
+    write_nb(nb, "results_dir = ''\nseed = 1", "x = seed + 1")
+    sweep(str(nb), g, profile=Profile(name="t"), name="s", progress=False)
+    again = pd.read_csv(index).set_index("run_id")
+    assert (again["status"] == "ok").all() and not again["inputs"].equals(first)
+
+
+def test_a_table_written_before_a_failing_cell_is_recorded(isolated: Path) -> None:
+    body = (
+        "import pandas as pd\nfrom tomlib.report import write_table\n"
+        "write_table(pd.DataFrame({'paper_id': ['adaptive_tom'], 'table_id': ['demo'], 'metric': ['reward'],"
+        " 'source': ['formal'], 'value': [seed * 1.0]}), results_dir)\n"
+        "raise RuntimeError('explorer could not open')"
+    )
+    nb = write_nb(isolated / "08_t.ipynb", "results_dir = ''\nseed = 1", body)
+    index = sweep(str(nb), grid(isolated, "parameters:\n  seed: [5]\n"), profile=Profile(name="t"), progress=False)
+    row = pd.read_csv(index).iloc[0]
+    assert row["status"] == "failed" and row["tables"] == "adaptive_tom.demo" and "explorer" in row["error"]
+    results = pd.read_csv(index.with_name("results.csv"))
+    assert list(results["value"]) == [5.0] and list(results["run_status"]) == ["failed"]
+
+
+def test_killing_a_worker_loses_no_completed_run(isolated: Path, cluster: distributed.LocalCluster) -> None:
+    nb = write_nb(
+        isolated / "09_slow.ipynb",
+        "results_dir = ''\nseed = 1",
+        "import time, pathlib\ntime.sleep(3)\n"
+        "pathlib.Path(results_dir).mkdir(parents=True, exist_ok=True)\n"
+        "(pathlib.Path(results_dir) / 'done.txt').write_text(str(seed))",
+    )
+    g = grid(isolated, "parameters:\n  seed: [1, 2, 3, 4, 5, 6]\n")
+    client = distributed.Client(cluster)
+    pids = list(client.run(os.getpid).values())
+
+    def kill_one() -> None:
+        time.sleep(5)  # the first runs are in their notebooks by now
+        os.kill(pids[0], 9)
+
+    killer = threading.Thread(target=kill_one)
+    killer.start()
+    index = sweep(str(nb), g, profile=Profile(name="t"), scheduler=cluster.scheduler_address, progress=False)
+    killer.join()
+    client.close()
+    df = pd.read_csv(index)
+    assert list(df["status"]) == ["ok"] * 6
+    for row in df.itertuples():
+        assert (Path(row.results_dir) / "done.txt").read_text() == str(row.seed)
+
+
+def test_remote_workers_ship_results_and_their_recorded_responses(
+    isolated: Path, cluster: distributed.LocalCluster
+) -> None:
+    """Workers with their own store and no shared results folder: the driver ends with one complete store."""
+    nb = write_nb(
+        isolated / "10_llm.ipynb",
+        "results_dir = ''\nbase_url = ''\nmode = 'record'\nseed = 1",
+        "from pathlib import Path\n"
+        "from tomlib.llm import ChatModel, ModelConfig\n"
+        "cfg = ModelConfig(name='fake', kind='openai', model='fake-model-1', base_url=base_url, endpoint_id='e')\n"
+        "m = ChatModel(cfg, mode=mode)\n"
+        "answers = [m.complete_sync([{'role': 'user', 'content': f'q{seed}-{i}'}],"
+        " sample_key={'experiment': 'merge', 'episode': seed, 'step': i}).content for i in range(3)]\n"
+        "Path(results_dir).mkdir(parents=True, exist_ok=True)\n"
+        "(Path(results_dir) / 'answers.txt').write_text('|'.join(answers))",
+    )
+    g = grid(isolated, "parameters:\n  seed: [1, 2, 3]\n")
+    with FakeOpenAIServer() as srv:
+        fixed = Profile(name="t", parameters={"base_url": srv.base_url})
+        index = sweep(
+            str(nb), g, profile=fixed, name="m", scheduler=cluster.scheduler_address, ship_results=True, progress=False
+        )
+        df = pd.read_csv(index)
+        assert list(df["status"]) == ["ok"] * 3 and srv.n_requests == 9
+        driver = {r["key"]: r["response"] for r in ResponseStore().iter_records(experiment="merge")}
+        worker_store = ResponseStore(isolated / "worker-store" / "responses.sqlite")
+        worker = {r["key"]: r["response"] for r in worker_store.iter_records(experiment="merge")}
+        assert len(driver) == 9 and driver == worker  # exact: every recorded response, nothing else
+        for row in df.itertuples():  # results came back to the driver's sweep folder
+            assert len((Path(row.results_dir) / "answers.txt").read_text().split("|")) == 3
+            assert Path(row.output).exists()
+        # a rerun of the whole sweep, replaying from the driver's store on this machine's workers: no call repeated
+        (index.parent / "index.csv").unlink()
+        replay = Profile(name="t", parameters={"base_url": srv.base_url, "mode": "replay"})
+        index = sweep(str(nb), g, profile=replay, name="m", jobs=2, progress=False)
+        assert list(pd.read_csv(index)["status"]) == ["ok"] * 3 and srv.n_requests == 9

@@ -1,0 +1,326 @@
+"""Notebooks as tasks on dask.distributed: a LocalCluster sized by ``--jobs``, or a cluster at ``--scheduler``.
+
+The driver (``run``/``sweep``) submits one task per notebook execution. A worker that sees the driver's files (same
+machine, or a shared filesystem) runs the notebook in place. A worker that does not runs it in a scratch folder and
+sends back what the driver needs: the executed notebook, the run's results folder and the model responses it
+recorded, as a transcript in the ``cache export`` format, which the driver merges into its own store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import os
+import signal
+import socket
+import tarfile
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tomlib.errors import UsageError
+from tomlib.llm._budget import ENV_LEDGER
+from tomlib.paths import store_path
+from tomlib.report._tables import ENV_TABLES_MANIFEST
+from tomlib.runner._execute import execute_one
+
+# Passed from the driver to every task. Paths apply only where the worker shares the driver's filesystem.
+PATH_VARS = ("TOMLIB_ROOT", "TOMLIB_CONFIGS", "TOMLIB_RESULTS", "TOMLIB_TRANSCRIPTS", "TOMLIB_STORE", ENV_LEDGER)
+PLAIN_VARS = ("TOMLIB_LLM_MODE", "TOMLIB_MAX_TOKENS", "TOMLIB_MAX_USD")
+
+
+@dataclass
+class NotebookTask:
+    """One notebook execution, described with the driver's paths."""
+
+    key: str
+    notebook: str
+    source: bytes  # the notebook file, so a worker without this exact file can still run it
+    output: str
+    results: str  # the folder the run writes into (its ``results_dir`` parameter)
+    params: dict[str, Any]
+    env: dict[str, str]
+    token: tuple[str, str]  # a file the driver wrote and its content: a worker that reads it shares the filesystem
+    ship: bool = False  # send results back even when the filesystem is shared (what a remote worker does)
+    spent: tuple[int, float] = (0, 0.0)  # the run's spend when submitted: where a remote worker's ledger starts
+
+
+@dataclass
+class TaskOutcome:
+    """What a task reports back: status, timing, tables written, and (from a remote worker) its files."""
+
+    status: str
+    seconds: float
+    error: str
+    tables: list[str]
+    host: str
+    started: float
+    finished: float
+    shared: bool
+    files: bytes = b""  # tar.gz of the run's results folder, plus ``__notebook__.ipynb``
+    responses: bytes = b""  # gzip JSONL transcript of the responses recorded during the task
+    ledger: bytes = b""  # the task's budget ledger lines (remote workers only)
+    merged: dict[str, int] = field(default_factory=dict)
+
+
+def driver_env() -> dict[str, str]:
+    """The tomlib variables of the driver's environment that shape a notebook run."""
+    return {k: os.environ[k] for k in (*PATH_VARS, *PLAIN_VARS) if os.environ.get(k)}
+
+
+def write_token(folder: Path) -> tuple[str, str]:
+    """A marker file in ``folder``: a worker that can read it sees the driver's filesystem."""
+    folder.mkdir(parents=True, exist_ok=True)
+    content = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex}"
+    path = folder / ".tomlib-driver-token"
+    path.write_text(content)
+    return str(path), content
+
+
+def _sees(token: tuple[str, str]) -> bool:
+    try:
+        return Path(token[0]).read_text() == token[1]
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _environ(values: dict[str, str]) -> Iterator[None]:
+    """Set variables for the task (a worker runs one task at a time, so the kernel it starts inherits them)."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _tar(folder: Path, notebook: Path) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        if folder.exists():
+            for p in sorted(folder.rglob("*")):
+                if p.is_file():
+                    tar.add(p, arcname=str(p.relative_to(folder)))
+        if notebook.exists():
+            tar.add(notebook, arcname="__notebook__.ipynb")
+    return buf.getvalue()
+
+
+def _recorded_since(started: float) -> bytes:
+    """The responses this worker's store gained since ``started``, as a transcript (empty when none)."""
+    from tomlib.llm import ResponseStore
+
+    if not store_path().exists():
+        return b""
+    store = ResponseStore()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "recorded.jsonl.gz"
+            n = store.export(out, since=started)
+            return out.read_bytes() if n else b""
+    finally:
+        store.close()
+
+
+def execute_task(task: NotebookTask) -> TaskOutcome:
+    """Run on a worker: execute the notebook in place, or in a scratch folder whose results are shipped back."""
+    shared = not task.ship and _sees(task.token)
+    host = socket.gethostname()
+    env = dict(task.env) if shared else {k: v for k, v in task.env.items() if k in PLAIN_VARS}
+    with tempfile.TemporaryDirectory(prefix="tomlib-task-") as tmp:
+        scratch = Path(tmp)
+        manifest = scratch / "tables.txt"
+        env[ENV_TABLES_MANIFEST] = str(manifest)
+        params = dict(task.params)
+        if shared:
+            notebook, output, results = Path(task.notebook), Path(task.output), Path(task.results)
+        else:
+            notebook = scratch / Path(task.notebook).name
+            notebook.write_bytes(task.source)
+            output, results = scratch / "executed.ipynb", scratch / "results"
+            if "results_dir" in params:
+                params["results_dir"] = str(results)
+            if task.env.get(ENV_LEDGER):  # the run's spend so far, then what this task settles
+                seed = json.dumps({"by": "spent-before-this-task", "tokens": task.spent[0], "usd": task.spent[1]})
+                (scratch / "ledger.jsonl").write_text(seed + "\n")
+                env[ENV_LEDGER] = str(scratch / "ledger.jsonl")
+        started = time.time()
+        with _environ(env):
+            status, seconds, error = execute_one(notebook, output, params)
+            responses = b"" if shared else _recorded_since(started)
+        tables = manifest.read_text().split() if manifest.exists() else []
+        outcome = TaskOutcome(
+            status, seconds, error, sorted(set(tables)), host, started, time.time(), shared, responses=responses
+        )
+        if not shared:
+            outcome.files = _tar(results, output)
+            ledger = scratch / "ledger.jsonl"
+            outcome.ledger = ledger.read_bytes().split(b"\n", 1)[1] if ledger.exists() else b""
+    return outcome
+
+
+def receive(task: NotebookTask, outcome: TaskOutcome) -> None:
+    """On the driver: unpack a remote task's files where a local run would have written them, merge its responses
+    into the driver's store (no completed call is repeated by a rerun), and add its spend to the run's ledger."""
+    if outcome.shared:
+        return
+    from tomlib.llm import ResponseStore
+
+    results, output = Path(task.results), Path(task.output)
+    if outcome.files:
+        with tarfile.open(fileobj=io.BytesIO(outcome.files), mode="r:gz") as tar:
+            for member in tar.getmembers():
+                base, target = (
+                    (output.parent, output) if member.name == "__notebook__.ipynb" else (results, results / member.name)
+                )
+                data = tar.extractfile(member)
+                if data is None or not target.resolve().is_relative_to(base.resolve()):
+                    continue  # nothing from a worker is written outside the run's folders
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data.read())
+    if outcome.responses:
+        store = ResponseStore()
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / "recorded.jsonl.gz"
+                path.write_bytes(outcome.responses)
+                outcome.merged["responses"] = store.import_file(path)
+        finally:
+            store.close()
+    ledger = task.env.get(ENV_LEDGER)
+    if ledger and outcome.ledger:
+        with open(ledger, "ab") as fh:
+            fh.write(outcome.ledger)
+
+
+# -- the driver's cluster ----------------------------------------------------------------------------------------
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGINT reached the driver: the cluster is shut down and the index keeps what finished."""
+
+
+@contextlib.contextmanager
+def _signals_stop() -> Iterator[None]:
+    """SIGTERM behaves like Ctrl-C while the cluster runs, so ``finally`` blocks shut the workers down."""
+
+    def stop(signum: int, _frame: Any) -> None:
+        raise Interrupted(f"stopped by {signal.Signals(signum).name}")
+
+    main = threading.current_thread() is threading.main_thread()  # handlers can only be set there
+    old = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)} if main else {}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def open_client(jobs: int = 1, scheduler: str | None = None) -> Iterator[Any]:
+    """A dask client: on a new LocalCluster of ``jobs`` single-threaded worker processes, or on ``scheduler``."""
+    with _signals_stop():
+        if scheduler:
+            yield from _remote(scheduler)
+        else:
+            yield from _local(jobs)
+
+
+def _remote(scheduler: str) -> Iterator[Any]:
+    from distributed import Client
+
+    try:
+        client = Client(scheduler, timeout="20s")
+    except OSError as exc:
+        raise UsageError(
+            f"No dask scheduler answered at {scheduler} ({exc}). Start one (`dask scheduler`) and its workers "
+            "(`dask worker ADDRESS`), or drop --scheduler to run on this machine."
+        ) from None
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def _local(jobs: int) -> Iterator[Any]:
+    from distributed import Client, LocalCluster
+
+    if jobs < 1:
+        raise UsageError(f"--jobs must be 1 or more, got {jobs}.")
+    cluster = LocalCluster(
+        n_workers=jobs,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=":0",  # any free port: never clashes with another cluster
+        memory_limit=0,
+        silence_logs=logging.ERROR,
+    )
+    client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def run_tasks(
+    client: Any,
+    tasks: Sequence[NotebookTask],
+    on_done: Callable[[NotebookTask, TaskOutcome], bool | None],
+    *,
+    ledger: Path | None = None,
+    retries: int = 2,
+) -> list[NotebookTask]:
+    """Run every task, handing each outcome to ``on_done`` as it arrives (on the driver); returns the tasks that did
+    not run. With a budget ``ledger``, tasks are submitted as workers free up, each carrying the run's spend so far,
+    so a worker without the ledger file starts from it. ``on_done`` returning True (a spent budget) submits no more.
+    A task whose worker died is retried on another worker; one that keeps killing workers is reported as failed."""
+    from distributed import as_completed
+
+    from tomlib.llm import read_ledger
+
+    queue = list(tasks)
+    order = {id(t): len(queue) - i for i, t in enumerate(queue)}  # dask runs higher priority first: series order
+    # with a budget, only as many tasks as worker threads are out at once, so each starts from the spend so far
+    width = max(1, sum(client.nthreads().values())) if ledger is not None else len(queue)
+    running: dict[Any, NotebookTask] = {}
+
+    def submit() -> Any:
+        task = queue.pop(0)
+        if ledger is not None:
+            task.spent = read_ledger(ledger)[:2]
+        key = f"{task.key}-{uuid.uuid4().hex[:8]}"
+        fut = client.submit(execute_task, task, key=key, pure=False, retries=retries, priority=order[id(task)])
+        running[fut] = task
+        return fut
+
+    flow = as_completed([submit() for _ in range(min(width, len(queue)))])
+    try:
+        for fut in flow:
+            task = running.pop(fut)
+            try:
+                outcome = fut.result()
+            except Exception as exc:  # the worker died too often, or the task could not be unpickled
+                now = time.time()
+                outcome = TaskOutcome("failed", 0.0, f"{type(exc).__name__}: {exc}", [], "", now, now, True)
+            receive(task, outcome)
+            if on_done(task, outcome):
+                break
+            if queue:
+                flow.add(submit())
+    finally:
+        for fut in running:
+            fut.cancel()
+    return [*running.values(), *queue]
