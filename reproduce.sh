@@ -53,7 +53,6 @@ ensure_deps() {
 
 # ensure_browser: Debian's Chromium and the widget page scripts for the browser test (no browser download by a tool).
 ensure_browser() {
-  local web=.tomlib/webdeps
   if ! command -v chromium >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
       echo "reproduce.sh: installing Debian's chromium for the browser test (first run only)"
@@ -64,16 +63,23 @@ ensure_browser() {
       exit 3
     fi
   fi
+  fetch_webdeps || exit 3
+}
+
+# fetch_webdeps: require.js and the widget renderer (with its icon fonts), shipped beside the exported pages so they
+# work without the internet; the browser test needs them too. Returns non-zero when they cannot be fetched.
+fetch_webdeps() {
+  local web=.tomlib/webdeps
   if [ ! -f "$web/html-manager/dist/embed-amd.js" ] || [ ! -f "$web/requirejs/require.js" ]; then
     command -v npm >/dev/null 2>&1 \
-      || { echo "reproduce.sh: the browser test needs npm to fetch the widget page scripts (install Node.js)." >&2; exit 3; }
+      || { echo "reproduce.sh: no npm to fetch the widget page scripts (install Node.js)." >&2; return 1; }
     echo "reproduce.sh: fetching @jupyter-widgets/html-manager and requirejs from the npm registry (first run only)"
     rm -rf "$web" && mkdir -p "$web"
     (cd "$web" && npm pack --silent @jupyter-widgets/html-manager@1 requirejs@2 >/dev/null \
       && mkdir html-manager requirejs \
       && tar xzf jupyter-widgets-html-manager-*.tgz -C html-manager --strip-components=1 \
       && tar xzf requirejs-*.tgz -C requirejs --strip-components=1 && rm -f ./*.tgz) \
-      || { echo "reproduce.sh: npm pack failed; check access to the npm registry." >&2; exit 3; }
+      || { echo "reproduce.sh: npm pack failed; check access to the npm registry." >&2; rm -rf "$web"; return 1; }
   fi
   export TOMLIB_WEBDEPS="$PWD/$web"
 }
@@ -103,6 +109,7 @@ case "$cmd" in
   *)
     [ "$cmd" = run ] && shift || true
     ensure_deps ""
+    fetch_webdeps || echo "reproduce.sh: the exported pages will load their widget scripts from a CDN (online only)." >&2
     exec "$VENV/bin/python" -m tomlib run "$@"
     ;;
 esac

@@ -55,14 +55,18 @@ def test_notebook_is_committed_without_outputs_and_has_parameters(path: Path) ->
     rest = "".join("".join(c["source"]) for c in code if c is not params[0])
     # every notebook writes results; those that call models say how (a formal-only notebook has no llm_mode)
     for name in ("results_dir", *(["llm_mode"] if "llm_mode" in rest else [])):
-        assert re.search(rf"^{name}\s*=", source, re.M), f"the parameters cell must declare {name}"
+        assert re.search(rf"^{name}: str\s*=", source, re.M), f"the parameters cell must declare {name}"
     assert not re.search(r"(?i)api_?key", source), "API keys never go in notebook parameters"
     import ast
 
     import papermill
 
-    assigned = [t.id for node in ast.parse(source).body if isinstance(node, ast.Assign) for t in node.targets]
-    assert list(papermill.inspect_notebook(str(path))) == assigned, "papermill cannot read every parameter line"
+    body = ast.parse(source).body
+    assert all(isinstance(node, ast.AnnAssign) for node in body), "every parameter has a type hint (name: int = 3)"
+    assigned = [node.target.id for node in body if isinstance(node, ast.AnnAssign)]  # type: ignore[union-attr]
+    declared = papermill.inspect_notebook(str(path))
+    assert list(declared) == assigned, "papermill cannot read every parameter line"
+    assert all(p["inferred_type_name"] in ("str", "int", "float", "bool") for p in declared.values())
     assert re.match(r"^\d\d_[a-z0-9_]+$", path.stem), "notebooks are named NN_<paper>_<experiment>"
 
 

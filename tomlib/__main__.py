@@ -1,4 +1,4 @@
-"""Command line: ``python -m tomlib run | sweep | cache | report | models``."""
+"""Command line: ``python -m tomlib run | sweep | cache | report | view | models``."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ def _budget(args: argparse.Namespace, profile: Any) -> Any:
 def _cmd_run(args: argparse.Namespace) -> int:
     from tomlib.report import build_report
     from tomlib.runner import load_profile, run_notebooks, summarize
+    from tomlib.runner._params import parse_cli
 
     profile = load_profile(args.profile)
     outcomes = run_notebooks(
@@ -34,6 +35,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         budget=_budget(args, profile),
         jobs=args.jobs,
         scheduler=args.scheduler,
+        overrides=parse_cli(args.parameters or (), args.parameters_yaml),
     )
     report = build_report(args.results)
     print(summarize(outcomes))
@@ -108,6 +110,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_view(args: argparse.Namespace) -> int:
+    from tomlib.widgets._page import write_page
+
+    page = write_page(args.run, results=args.results, out=args.out, condition=args.condition, episodes=args.episodes)
+    print(f"wrote {page} (opens in any browser, offline; keep the _static/ folder beside it)")
+    return 0
+
+
 def _cmd_models(args: argparse.Namespace) -> int:
     from tomlib.llm import load_models
 
@@ -157,6 +167,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--results", default=None, help="results directory (default: results/)")
     run.add_argument("--no-html", action="store_true", help="skip the HTML export")
     run.add_argument("--notebooks-dir", default=None, help="another notebook folder (default: notebooks/)")
+    run.add_argument(
+        "-p",
+        "--parameter",
+        dest="parameters",
+        nargs=2,
+        action="append",
+        metavar=("NAME", "VALUE"),
+        help="a notebook parameter for this run, over the profile's (as papermill's -p; repeatable)",
+    )
+    run.add_argument(
+        "-y", "--parameters-yaml", dest="parameters_yaml", default=None, help="notebook parameters as a YAML mapping"
+    )
     _engine_args(run)
     _budget_args(run)
     run.set_defaults(func=_cmd_run)
@@ -189,6 +211,16 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="rebuild results/REPORT.md and REPORT.html")
     rep.add_argument("--results", default=None)
     rep.set_defaults(func=_cmd_report)
+
+    vw = sub.add_parser("view", help="write a run's explorer as a page that opens without Jupyter or the internet")
+    vw.add_argument("run", help="a run id (results/runs/<id>) or an experiment name (its newest run)")
+    vw.add_argument("--condition", default=None, help="open on this condition (default: the run's first)")
+    vw.add_argument(
+        "--episodes", type=_at_least_zero(int), default=3, help="episodes of that condition drawn in the page"
+    )
+    vw.add_argument("--out", default=None, help="page path (default: results/views/<run_id>.html)")
+    vw.add_argument("--results", default=None)
+    vw.set_defaults(func=_cmd_view)
 
     mo = sub.add_parser("models", help="list the configured models")
     mo.set_defaults(func=_cmd_models)

@@ -55,3 +55,9 @@ def store_path() -> Path:
     """The local response store (SQLite); ``TOMLIB_STORE`` overrides."""
     env = os.environ.get("TOMLIB_STORE")
     return Path(env).resolve() if env else project_root() / ".tomlib" / "responses.sqlite"
+
+
+def webdeps_dir() -> Path:
+    """require.js and the widget renderer, fetched by ``./reproduce.sh`` (``TOMLIB_WEBDEPS`` overrides)."""
+    env = os.environ.get("TOMLIB_WEBDEPS")
+    return Path(env).resolve() if env else project_root() / ".tomlib" / "webdeps"

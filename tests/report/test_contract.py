@@ -127,9 +127,28 @@ def test_a_not_reproduced_cell_needs_a_note(isolated: Path) -> None:
 def test_report_indexes_tables_with_the_comparison(isolated: Path) -> None:
     write_table(reproduced())
     md = build_report().read_text()
-    assert "### adaptive_tom.table1" in md and "Average coordination performance" in md
-    assert "| formal | 2 | 2 | 1 | 2.5 |" in md
-    assert (isolated / "results" / "REPORT.html").read_text().startswith("<!doctype html>")
+    assert "## An adaptive ToM agent" in md and "### `adaptive_tom.table1`" in md
+    assert "> Average coordination performance" in md
+    # per source and metric; the pipes in the headers are escaped, so renderers keep it a table
+    assert "| source | metric | cells | with paper value | exact (\\|diff\\| < 0.005) | mean \\|diff\\| |" in md
+    assert "| formal | point | 2 | 2 | 1 | 2.5 |" in md
+    page = (isolated / "results" / "REPORT.html").read_text()
+    assert page.startswith("<!doctype html>") and "`" not in page and "<code>formal</code>" in page
+
+
+def test_report_embeds_figures_and_lays_tables_out_beside_the_paper(isolated: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    write_table(reproduced())
+    fig, _ = plt.subplots()
+    save_figure(fig, "adaptive_tom.table1_formal")
+    md = build_report().read_text()
+    assert "![adaptive_tom.table1_formal.png](figures/adaptive_tom.table1_formal.png)" in md
+    assert "| player1 | player2 | task | metric | paper | formal | llm:local |" in md
+    assert "<img src='figures/adaptive_tom.table1_formal.png'" in (isolated / "results" / "REPORT.html").read_text()
 
 
 def test_plot_compare_draws_one_point_per_cell_and_saves_a_png(isolated: Path) -> None:

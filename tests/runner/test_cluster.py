@@ -146,3 +146,44 @@ def test_remote_workers_ship_results_and_their_recorded_responses(
         replay = Profile(name="t", parameters={"base_url": srv.base_url, "mode": "replay"})
         index = sweep(str(nb), g, profile=replay, name="m", jobs=2, progress=False)
         assert list(pd.read_csv(index)["status"]) == ["ok"] * 3 and srv.n_requests == 9
+
+
+def test_sigterm_shuts_workers_and_kernels_down(isolated: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    import psutil
+
+    nb = write_nb(
+        isolated / "11_long.ipynb",
+        "results_dir = ''\nseed = 1",
+        "import pathlib, time\npathlib.Path(results_dir).mkdir(parents=True, exist_ok=True)\n"
+        "(pathlib.Path(results_dir) / 'started').write_text('')\ntime.sleep(120)",
+    )
+    g = grid(isolated, "parameters:\n  seed: [1, 2, 3, 4]\n")
+    cmd = [sys.executable, "-m", "tomlib", "sweep", str(nb), "--grid", str(g), "--jobs", "2", "--name", "long"]
+    driver = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sweep_dir = isolated / "results" / "sweeps" / "long"
+    deadline = time.time() + 90
+    while len(list(sweep_dir.glob("*/started"))) < 2 and time.time() < deadline:
+        time.sleep(0.5)
+    assert len(list(sweep_dir.glob("*/started"))) == 2, "two notebooks should be running"
+    tree = psutil.Process(driver.pid).children(recursive=True)
+    assert any("ipykernel" in " ".join(p.cmdline()) for p in tree)
+    driver.send_signal(signal.SIGTERM)
+    out, _ = driver.communicate(timeout=60)
+    assert driver.returncode == 130 and "stopped by SIGTERM" in out and "rerun" in out
+    _gone, alive = psutil.wait_procs(tree, timeout=20)
+    assert not alive, f"left running: {[p.cmdline() for p in alive]}"
+    index = pd.read_csv(sweep_dir / "index.csv")
+    assert list(index["status"]) == ["queued"] * 4  # nothing finished, so all four rerun next time
+
+
+def test_a_sweep_over_the_tasks_of_notebook_01_has_no_failures(isolated: Path) -> None:
+    """Each run opens its explorer on a condition it ran (the default one, game1, is not in every task list)."""
+    g = grid(isolated, "parameters:\n  tasks: [memory_1, game2]\nfixed:\n  episodes: 2\n  model: ''\n")
+    index = sweep("01", g, jobs=2, profile=Profile(name="t"), progress=False)
+    df = pd.read_csv(index, keep_default_na=False)
+    assert list(df["status"]) == ["ok", "ok"], df["error"].tolist()
+    assert set(df["tables"]) == {"adaptive_tom.table1"}

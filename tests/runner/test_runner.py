@@ -134,3 +134,27 @@ def test_smoke_profile_runs_the_real_series_offline(isolated: Path, monkeypatch:
 
     report = build_report().read_text()
     assert "00_quickstart" in report
+
+
+def test_run_takes_parameters_and_names_a_typo_or_a_wrong_type(
+    series: Path, isolated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_nb(series / "03_typed.ipynb", "results_dir: str = ''\nepisodes: int = 30  # repetitions", "x = episodes")
+    base = ["run", "03", "--notebooks-dir", str(series), "--no-html", "--results", str(isolated / "r")]
+    assert main([*base, "-p", "episode", "5"]) == 2
+    assert "'episode' is not a parameter of 03_typed (did you mean 'episodes'?)" in capsys.readouterr().err
+    assert main([*base, "-p", "episodes", "five"]) == 2
+    assert "'episodes' must be int (default 30), got 'five'" in capsys.readouterr().err
+    assert main([*base, "-p", "episodes", "5"]) == 0
+    stamp = (isolated / "r" / "notebooks" / "03_typed.stamp.json").read_text()
+    assert '"episodes": 5' in stamp
+    assert main([*base, "-y", "episodes: 7"]) == 0  # a changed parameter reruns
+    assert '"episodes": 7' in (isolated / "r" / "notebooks" / "03_typed.stamp.json").read_text()
+
+
+def test_sweep_rejects_a_grid_value_of_the_wrong_type(tmp_path: Path) -> None:
+    nb = write_nb(tmp_path / "x.ipynb", "results_dir: str = ''\nepisodes: int = 3", "pass")
+    grid = tmp_path / "g.yaml"
+    grid.write_text("parameters:\n  episodes: [2, 2.5]\n")
+    with pytest.raises(UsageError, match=r"'episodes' must be int .* got 2.5"):
+        sweep(str(nb), grid, profile=Profile(name="t"), progress=False)

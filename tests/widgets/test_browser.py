@@ -50,20 +50,14 @@ def browser_setup() -> tuple[str, Path]:
     return str(chromium), webdeps
 
 
-def serve_offline(webdeps: Path) -> Any:
-    """A route handler: the CDN scripts the exported page asks for come from ``webdeps``; nothing else leaves."""
-    dist = webdeps / "html-manager" / "dist"
+def offline(blocked: list[str]) -> Any:
+    """A route handler for a machine with no internet: files load, every other request is refused and noted."""
 
     def route(r: Any) -> None:
-        url = r.request.url.split("?")[0]
-        name = url.rsplit("/", 1)[-1]
-        if "html-manager@" in url or (url.startswith("file://") and "@jupyter-widgets" in url):
-            return r.fulfill(path=str(dist / name)) if (dist / name).exists() else r.abort()
-        if name in ("require.min.js", "require.js"):
-            return r.fulfill(path=str(webdeps / "requirejs" / "require.js"))
-        if url.startswith("file://"):
+        if r.request.url.startswith("file://"):
             return r.continue_()
-        return r.abort()  # MathJax and any other CDN: not needed here, and the network is closed
+        blocked.append(r.request.url)
+        return r.abort()
 
     return route
 
@@ -75,8 +69,11 @@ def wait_for_header(page: Any, text: str) -> None:
 
 
 @pytest.mark.slow
-def test_exported_notebook_explorer_works_without_a_kernel(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_exported_notebook_explorer_works_without_a_kernel_or_the_internet(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     chromium, webdeps = browser_setup()
+    monkeypatch.setenv("TOMLIB_WEBDEPS", str(webdeps))  # what ./reproduce.sh fetched, shipped beside the page
     from playwright.sync_api import sync_playwright
 
     monkeypatch.delenv("TOMLIB_TRANSCRIPTS")  # the committed transcripts, as a user would replay them
@@ -90,9 +87,14 @@ def test_exported_notebook_explorer_works_without_a_kernel(isolated: Path, monke
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1200, "height": 1000})
-        page.route("**/*", serve_offline(webdeps))
+        blocked: list[str] = []
+        page.route("**/*", offline(blocked))
         page.goto(page_file.as_uri())
         page.wait_for_selector(".tx > h4", timeout=60_000)
+        # the widget scripts and icon fonts came from _static/ beside the page (only MathJax was refused)
+        assert not [u for u in blocked if "mathjax" not in u.lower()], blocked
+        icons = "[...document.fonts].some(f => f.family.startsWith('Font Awesome') && f.status === 'loaded')"
+        page.wait_for_function(icons, timeout=10_000)  # the play/pause icons are drawn, not empty boxes
 
         def shown() -> str:
             return [h for h in page.locator(".tx > h4").all() if h.is_visible()][-1].inner_text()
@@ -117,3 +119,47 @@ def test_exported_notebook_explorer_works_without_a_kernel(isolated: Path, monke
         assert "episode 1 — step 4 of" in shown()
         page.screenshot(path=str(shots / "explorer_episode1_step4.png"))
         browser.close()
+
+
+@pytest.mark.slow
+def test_view_page_works_without_jupyter_or_the_internet(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from playwright.sync_api import sync_playwright
+
+    from tomlib.__main__ import main
+    from tomlib.experiments import adaptive_tom as at
+
+    chromium, webdeps = browser_setup()
+    monkeypatch.setenv("TOMLIB_WEBDEPS", str(webdeps))
+    asyncio.run(at.table1(tasks=["game1"], episodes=2, progress=False))
+    assert main(["view", "adaptive_tom.table1", "--condition", "game1:ToM-1 vs ToM-2"]) == 0
+    (page_file,) = (isolated / "results" / "views").glob("adaptive_tom.table1-*.html")
+    assert (page_file.parent / "_static" / "embed.js").exists()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1200, "height": 1000})
+        blocked: list[str] = []
+        page.route("**/*", offline(blocked))
+        page.goto(page_file.as_uri())
+        wait_for_header(page, "game1:ToM-1 vs ToM-2 · episode 0 — step 1")
+        assert blocked == []
+        icons = "[...document.fonts].some(f => f.family.startsWith('Font Awesome') && f.status === 'loaded')"
+        page.wait_for_function(icons, timeout=10_000)
+        assert not page.get_by_text("reload logs").is_visible()  # no kernel to reload with
+        page.locator(".widget-dropdown:has(label:text-is('episode')) select").last.select_option(index=1)
+        wait_for_header(page, "episode 1 — step 1")
+        browser.close()
+
+
+def test_view_names_the_runs_it_knows_when_given_a_typo(isolated: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import asyncio
+
+    from tomlib.__main__ import main
+    from tomlib.experiments import adaptive_tom as at
+
+    asyncio.run(at.table1(tasks=["game1"], episodes=1, progress=False))
+    assert main(["view", "adaptive_tom.tabel1"]) == 2
+    err = capsys.readouterr().err
+    assert "No run 'adaptive_tom.tabel1'" in err and "adaptive_tom.table1" in err

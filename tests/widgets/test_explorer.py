@@ -263,3 +263,14 @@ def test_reasoning_steps_show_ratings_importance_coalition_and_answer(make_model
     html = step_html(trace.step(code, 1))
     assert "its ratings of the replies it saw" in html and "Reflector:" in html
     assert "the hidden tests" in step_html(trace.step(code, 2))
+
+
+def test_explore_opens_on_a_preferred_condition_only_if_it_ran(formal_runs: tuple[Any, Any]) -> None:
+    t1, _ = formal_runs
+    runs = load_runs(run_ids=[t1.run_id])
+    box = explore(runs, prefer=["game2:ToM-1 vs ToM-1", "game1:ToM-1 vs ToM-2"])
+    assert box.explorer.condition.value == "game1:ToM-1 vs ToM-2"  # type: ignore[attr-defined]
+    first = explore(runs, prefer=["overcooked:ToM-1 vs ToM-1"])  # did not run: the first episode, no error
+    assert first.explorer.condition.value == "memory_1:ToM-0 vs ToM-0"  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="no episodes of condition"):
+        explore(runs, condition="game2:ToM-1 vs ToM-1")

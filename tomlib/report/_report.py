@@ -1,132 +1,229 @@
-"""``results/REPORT.md`` (and ``.html``): every reproduced table beside the paper, with links."""
+"""``results/REPORT.md`` and ``REPORT.html``: per paper and table, ours beside the paper's values, the agreement
+per source and metric, the figures, and a link to the notebook that wrote it; then what is not reproduced."""
 
 from __future__ import annotations
 
 import html
 import json
 import os
+import re
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from tomlib.paths import results_dir
 from tomlib.redact import redact_text
-from tomlib.report._tables import compare, paper_table_index, paper_tables_dir, read_results
+from tomlib.report._tables import PAPER_IDS, compare, paper_table_index, read_results, side_by_side
+
+PAPERS = {
+    "coalition": "Stable coalition matching of k-level ToM agents",
+    "adaptive_tom": "An adaptive ToM agent that aligns its ToM order with its partner's",
+    "tom_ib": "ToM and internal beliefs, checked by an ASP solver",
+}
+NOT_PRINTED = (
+    "Not a table printed in the paper: a tomlib measurement. The note column of its CSV says what each value is "
+    "checked against."
+)
+MAX_ROWS = 60  # longer tables are linked as CSV rather than laid out in the page
+EXACT = 0.005
+
+
+def _cell(v: object) -> str:
+    if isinstance(v, float):
+        return "" if pd.isna(v) else f"{v:.4g}"
+    return "" if v is None else str(v)
 
 
 def _md_table(df: pd.DataFrame) -> str:
-    def fmt(v: object) -> str:
-        if isinstance(v, float):
-            return "" if pd.isna(v) else f"{v:.4g}"
-        return str(v).replace("|", "\\|")
+    """A GitHub-flavoured markdown table; ``|`` in headers and cells is escaped so the table stays a table."""
 
-    head = "| " + " | ".join(map(str, df.columns)) + " |"
+    def esc(v: object) -> str:
+        return _cell(v).replace("|", "\\|").replace("\n", " ")
+
+    head = "| " + " | ".join(esc(c) for c in df.columns) + " |"
     rule = "| " + " | ".join("---" for _ in df.columns) + " |"
-    body = ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    body = ["| " + " | ".join(esc(v) for v in row) + " |" for row in df.itertuples(index=False)]
     return "\n".join([head, rule, *body])
 
 
-def _summary(side: pd.DataFrame) -> pd.DataFrame:
-    both = side.dropna(subset=["paper", "ours"])
+def _html_table(df: pd.DataFrame) -> str:
+    return df.to_html(index=False, na_rep="", escape=True, float_format=lambda v: f"{v:.4g}", border=0)
+
+
+def agreement(side: pd.DataFrame) -> pd.DataFrame:
+    """Per source and metric (so SD, CI and change rows are apart from the values): cells, cells with a paper
+    value, how many match to within 0.005, and the mean absolute difference."""
     rows = []
-    for source, part in side.groupby("source", sort=True):
-        b = both[both["source"] == source]
+    for (source, metric), part in side.groupby(["source", "metric"], sort=True):
+        both = part.dropna(subset=["paper", "ours"])
+        diff = both["difference"].abs()
         rows.append(
             {
                 "source": source,
+                "metric": metric,
                 "cells": len(part),
-                "with paper value": len(b),
-                "exact (|diff| < 0.005)": int((b["difference"].abs() < 0.005).sum()),
-                "mean |diff|": round(float(b["difference"].abs().mean()), 3) if len(b) else float("nan"),
+                "with paper value": len(both),
+                f"exact (|diff| < {EXACT})": int((diff < EXACT).sum()),
+                "mean |diff|": round(float(diff.mean()), 3) if len(both) else float("nan"),
             }
         )
     return pd.DataFrame(rows)
 
 
-def _notebook_links(root: Path) -> list[tuple[str, dict[str, object]]]:
-    out = []
-    for stamp in sorted((root / "notebooks").glob("*.stamp.json")):
-        out.append((stamp.name[: -len(".stamp.json")], json.loads(stamp.read_text())))
-    return out
+@dataclass
+class _Section:
+    name: str
+    caption: str
+    notebook: str | None
+    figures: list[str]
+    agreement: pd.DataFrame
+    layout: pd.DataFrame
+    more_rows: int = 0
+
+
+@dataclass
+class _Paper:
+    paper_id: str
+    tables: list[_Section] = field(default_factory=list)
+    figures: list[str] = field(default_factory=list)  # figures no table of ours claims
+    pending: list[str] = field(default_factory=list)
+
+
+def _natural(name: str) -> tuple[object, ...]:
+    """``coalition.table2`` before ``coalition.table10``."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
+
+
+def _notebooks(root: Path) -> list[tuple[str, dict[str, object]]]:
+    return [
+        (stamp.name[: -len(".stamp.json")], json.loads(stamp.read_text()))
+        for stamp in sorted((root / "notebooks").glob("*.stamp.json"))
+    ]
+
+
+def _gather(root: Path, written_by: dict[str, str]) -> list[_Paper]:
+    tables = read_results(root)
+    index = paper_table_index()
+    figures = sorted(p.name for p in (root / "figures").glob("*.png")) if (root / "figures").exists() else []
+    papers = {pid: _Paper(pid) for pid in PAPER_IDS}
+    claimed: set[str] = set()
+    for name, df in sorted(tables.items(), key=lambda kv: _natural(kv[0])):
+        paper_id, table_id = name.split(".", 1)
+        cap = index[(index["paper_id"] == paper_id) & (index["table_id"] == table_id)]["caption"]
+        caption = str(cap.iloc[0]) if len(cap) else NOT_PRINTED
+        figs = [f for f in figures if f == f"{name}.png" or f.startswith(f"{name}_")]
+        claimed.update(figs)
+        layout = side_by_side(df).reset_index()
+        more = max(0, len(layout) - MAX_ROWS)
+        section = _Section(
+            name, caption, written_by.get(name), figs, agreement(compare(df)), layout.head(MAX_ROWS), more
+        )
+        papers.setdefault(paper_id, _Paper(paper_id)).tables.append(section)
+    for f in figures:
+        if f not in claimed and f.split(".", 1)[0] in papers:
+            papers[f.split(".", 1)[0]].figures.append(f)
+    for r in index.itertuples():
+        if f"{r.paper_id}.{r.table_id}" not in tables:
+            label = str(r.draft_table) + (f" ({r.draft} draft)" if isinstance(r.draft, str) and r.draft else "")
+            papers[r.paper_id].pending.append(f"{label}: `{r.paper_id}.{r.table_id}`")
+    return [p for p in papers.values() if p.tables or p.pending or p.figures]
 
 
 def build_report(results: str | os.PathLike[str] | None = None) -> Path:
     """Write REPORT.md and REPORT.html under ``results`` and return the markdown path."""
     root = results_dir(results)
     root.mkdir(parents=True, exist_ok=True)
-    tables = read_results(root)
-    index = paper_table_index()
-    notebooks = _notebook_links(root)
-    written_by = {t: name for name, stamp in notebooks for t in stamp.get("tables", [])}
-
-    intro = (
-        f"Generated {time.strftime('%Y-%m-%d %H:%M:%S')}. Sources: `paper` (transcribed), "
-        "`formal` (exact model, no LLM), `llm:<model>` (live or replayed)."
-    )
-    md = ["# tomlib results", "", intro, "", "## Notebooks", ""]
-    hs = ["<h1>tomlib results</h1>", f"<p>{html.escape(md[2])}</p>", "<h2>Notebooks</h2><ul>"]
+    notebooks = _notebooks(root)
+    written_by = {str(t): name for name, stamp in notebooks for t in stamp.get("tables", [])}  # type: ignore[union-attr]
+    papers = _gather(root, written_by)
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    md = [
+        "# tomlib results",
+        "",
+        f"Generated {stamp}. Every number carries its source: `paper` (transcribed from the paper), `formal` (exact "
+        "model, no LLM) or `llm:<model>` (a model's replies, live or replayed). Each table shows ours beside the "
+        "paper's value (mean, with the SD in parentheses where the paper gives one).",
+        "",
+        "| paper | tables reproduced | transcribed tables not reproduced |",
+        "| --- | --- | --- |",
+        *[f"| {PAPERS.get(p.paper_id, p.paper_id)} | {len(p.tables)} | {len(p.pending)} |" for p in papers],
+        "",
+        "## Notebooks",
+        "",
+    ]
+    hs = [
+        "<h1>tomlib results</h1>",
+        f"<p>Generated {stamp}. Every number carries its source: <code>paper</code> (transcribed from the paper), "
+        "<code>formal</code> (exact model, no LLM) or <code>llm:&lt;model&gt;</code> (a model's replies, live or "
+        "replayed). Each table shows ours beside the paper's value (mean, with the SD in parentheses where the "
+        "paper gives one).</p>",
+        _html_table(
+            pd.DataFrame(
+                [
+                    {
+                        "paper": PAPERS.get(p.paper_id, p.paper_id),
+                        "tables reproduced": len(p.tables),
+                        "transcribed tables not reproduced": len(p.pending),
+                    }
+                    for p in papers
+                ]
+            )
+        ),
+        "<h2>Notebooks</h2><ul>",
+    ]
     if not notebooks:
         md.append("(none executed yet: run `./reproduce.sh`)")
-    for name, stamp in notebooks:
-        status = stamp.get("status", "?")
-        line = f"- `{name}` — {status} — [notebook](notebooks/{name}.ipynb), [html](notebooks/{name}.html)"
-        if stamp.get("error"):
-            line += f" — {stamp['error']}"
-        md.append(line)
-        hs.append(f"<li><code>{name}</code> — {status} — <a href='notebooks/{name}.html'>html</a></li>")
+    for name, nb in notebooks:
+        status, error = nb.get("status", "?"), nb.get("error")
+        md.append(
+            f"- `{name}`: {status} ([html](notebooks/{name}.html), [notebook](notebooks/{name}.ipynb))"
+            + (f": {error}" if error else "")
+        )
+        hs.append(
+            f"<li><a href='notebooks/{name}.html'><code>{name}</code></a>: {html.escape(str(status))}"
+            + (f": {html.escape(str(error))}" if error else "")
+            + "</li>"
+        )
     hs.append("</ul>")
 
-    md += ["", "## Reproduced tables", ""]
-    hs.append("<h2>Reproduced tables</h2>")
-    if not tables:
-        md.append("(no table reproduced yet)")
-    for name, df in tables.items():
-        paper_id, table_id = name.split(".", 1)
-        cap = index[(index["paper_id"] == paper_id) & (index["table_id"] == table_id)]["caption"]
-        caption = cap.iloc[0] if len(cap) else "(not a transcribed paper table)"
-        side = compare(df)
-        nb = written_by.get(name)
-        md += [f"### {name}", "", f"*{caption}*", ""]
-        if nb:
-            md += [f"Written by [`{nb}`](notebooks/{nb}.html).", ""]
-        md += [
-            _md_table(_summary(side)),
-            "",
-            "<details><summary>All cells</summary>",
-            "",
-            _md_table(side),
-            "",
-            "</details>",
-            "",
-        ]
-        hs += [
-            f"<h3>{html.escape(name)}</h3><p><i>{html.escape(caption)}</i></p>",
-            _summary(side).to_html(index=False),
-            "<details><summary>All cells</summary>",
-            side.to_html(index=False, na_rep=""),
-            "</details>",
-        ]
-
-    done = set(tables)
-    pending = [
-        f"{r.paper_id}.{r.table_id}" + (f" ({r.draft})" if r.draft else "")
-        for r in index.itertuples()
-        if f"{r.paper_id}.{r.table_id}" not in done
-    ]
-    md += ["## Transcribed paper tables not reproduced yet", ""]
-    md += [f"- {p}" for p in pending] or ["(none)"]
-    md += ["", f"Paper tables: `{paper_tables_dir()}`."]
-    hs += [
-        "<h2>Transcribed paper tables not reproduced yet</h2><ul>",
-        *[f"<li>{html.escape(p)}</li>" for p in pending],
-        "</ul>",
-    ]
+    for paper in papers:
+        title = PAPERS.get(paper.paper_id, paper.paper_id)
+        md += ["", f"## {title} (`{paper.paper_id}`)", ""]
+        hs.append(f"<h2>{html.escape(title)} (<code>{paper.paper_id}</code>)</h2>")
+        for t in paper.tables:
+            md += [f"### `{t.name}`", "", f"> {t.caption}", ""]
+            hs += [f"<h3><code>{t.name}</code></h3>", f"<p><i>{html.escape(t.caption)}</i></p>"]
+            links = [f"[CSV](tables/{t.name}.csv)"]
+            hlinks = [f"<a href='tables/{t.name}.csv'>CSV</a>"]
+            if t.notebook:
+                links.insert(0, f"written by [`{t.notebook}`](notebooks/{t.notebook}.html)")
+                hlinks.insert(0, f"written by <a href='notebooks/{t.notebook}.html'><code>{t.notebook}</code></a>")
+            md += [" · ".join(links), ""]
+            hs.append(f"<p>{' · '.join(hlinks)}</p>")
+            for fig in t.figures:
+                md += [f"![{fig}](figures/{fig})", ""]
+                hs.append(f"<p><img src='figures/{fig}' alt='{fig}' style='max-width:100%'></p>")
+            md += ["Agreement with the paper, per source and metric:", "", _md_table(t.agreement), ""]
+            hs += ["<p>Agreement with the paper, per source and metric:</p>", _html_table(t.agreement)]
+            more = f" The first {MAX_ROWS} rows; {t.more_rows} more are in the CSV." if t.more_rows else ""
+            md += [f"Ours beside the paper's value:{more}", "", _md_table(t.layout), ""]
+            hs += [f"<p>Ours beside the paper's value:{html.escape(more)}</p>", _html_table(t.layout)]
+        for fig in paper.figures:
+            md += [f"![{fig}](figures/{fig})", ""]
+            hs.append(f"<p><img src='figures/{fig}' alt='{fig}' style='max-width:100%'></p>")
+        if paper.pending:
+            why = "Transcribed from the paper, with no notebook of the series reproducing it yet:"
+            md += [why, "", *[f"- {p}" for p in paper.pending], ""]
+            hs += [f"<p>{why}</p><ul>", *[f"<li>{html.escape(p.replace('`', ''))}</li>" for p in paper.pending]]
+            hs.append("</ul>")
 
     (root / "REPORT.md").write_text(redact_text("\n".join(md) + "\n"))
     style = (
-        "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}"
-        "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px}</style>"
+        "<style>body{font-family:sans-serif;max-width:1100px;margin:auto;padding:0 1em}"
+        "table{border-collapse:collapse;font-size:13px;margin:0.5em 0}td,th{border:1px solid #ccc;padding:2px 6px}"
+        "th{background:#f4f4f4}</style>"
     )
     head = f"<!doctype html><html><head><meta charset='utf-8'><title>tomlib results</title>{style}</head>"
     (root / "REPORT.html").write_text(redact_text(f"{head}<body>{''.join(hs)}</body></html>\n"))

@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -15,8 +16,9 @@ from typing import Any
 from tomlib.errors import UsageError
 from tomlib.llm import Budget, read_ledger
 from tomlib.llm._budget import ENV_LEDGER, ENV_MAX_TOKENS, ENV_MAX_USD
-from tomlib.paths import configs_dir, data_dir, project_root, results_dir
+from tomlib.paths import configs_dir, data_dir, project_root, results_dir, webdeps_dir
 from tomlib.redact import redact_file, redact_text
+from tomlib.runner._params import check_values
 from tomlib.runner._profiles import Profile, load_profile
 
 
@@ -65,8 +67,11 @@ def declared_parameters(notebook: Path) -> dict[str, Any]:
     return dict(papermill.inspect_notebook(str(notebook)))
 
 
-def parameters_for(profile: Profile, notebook: Path, results: Path) -> dict[str, Any]:
-    """Profile parameters the notebook declares, its own overrides, and ``results_dir``."""
+def parameters_for(
+    profile: Profile, notebook: Path, results: Path, overrides: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Profile parameters the notebook declares, the profile's parameters for it, then ``overrides`` (``-p``) it
+    declares, type-checked against its parameters cell, and ``results_dir``."""
     declared = declared_parameters(notebook)
     if not declared:
         raise UsageError(f"{notebook.name} has no cell tagged 'parameters'; papermill cannot configure it.")
@@ -79,9 +84,27 @@ def parameters_for(profile: Profile, notebook: Path, results: Path) -> dict[str,
         )
     params = {k: v for k, v in profile.parameters.items() if k in declared}
     params.update(own)
+    params.update({k: v for k, v in (overrides or {}).items() if k in declared})
+    check_values(notebook.stem, declared, params, f"Parameters for {notebook.stem} (profile '{profile.name}')")
     if "results_dir" in declared:
         params["results_dir"] = str(results)
     return params
+
+
+def check_overrides(books: Sequence[Path], overrides: dict[str, Any]) -> None:
+    """Every ``-p``/``-y`` name must be a parameter of at least one chosen notebook (a typo is not ignored), with a
+    value of the type its parameters cell gives, before any notebook starts."""
+    if not overrides:
+        return
+    declared: dict[str, Any] = {}
+    for nb in books:
+        own = declared_parameters(nb)
+        check_values(nb.stem, own, {k: v for k, v in overrides.items() if k in own}, "-p/-y")
+        declared.update(own)
+    unknown = {k: v for k, v in overrides.items() if k not in declared}
+    if unknown:
+        names = ", ".join(nb.stem for nb in books) if len(books) < 4 else f"the {len(books)} chosen notebooks"
+        check_values(names, declared, unknown, "-p/-y")
 
 
 def _hash_tree(h: Any, root: Path, pattern: str = "**/*") -> None:
@@ -138,6 +161,9 @@ def execute_one(notebook: Path, output: Path, params: dict[str, Any]) -> tuple[s
             cwd=str(notebook.parent),
             progress_bar=False,
             log_output=False,
+            # the kernel's own start-up warnings (plain-TCP transport on loopback) would interleave with the
+            # progress bars of every run; its errors still show
+            extra_arguments=["--log-level=ERROR"],
         )
     except Exception as exc:  # a failing notebook must not stop the series
         return "failed", time.perf_counter() - t0, describe_failure(exc)
@@ -147,11 +173,33 @@ def execute_one(notebook: Path, output: Path, params: dict[str, Any]) -> tuple[s
     return "ok", time.perf_counter() - t0, ""
 
 
+# The AMD renderer of an exported notebook is a require.js module: it asks for its icon fonts under its module
+# path, relative to the page, so it is copied there rather than into _static/.
+AMD_RENDERER_DIR = "@jupyter-widgets/html-manager/dist"
+
+
+def page_scripts(folder: Path) -> dict[str, str]:
+    """Copy require.js and the widget renderer (with its icon fonts) beside the pages in ``folder`` once, and
+    return the exporter settings that load them from there; empty (the CDN defaults) when ``./reproduce.sh``
+    could not fetch them."""
+    from tomlib.widgets._page import copy_renderer
+
+    web = webdeps_dir()
+    require = web / "requirejs" / "require.js"
+    if not (web / "html-manager" / "dist" / "embed-amd.js").exists() or not require.exists():
+        return {}
+    renderer = copy_renderer(folder, "embed-amd.js", AMD_RENDERER_DIR)
+    if not (folder / AMD_RENDERER_DIR / "require.js").exists():
+        shutil.copyfile(require, folder / AMD_RENDERER_DIR / "require.js")
+    return {"require_js_url": f"{AMD_RENDERER_DIR}/require.js", "widget_renderer_url": renderer}
+
+
 def export_html(notebook: Path) -> Path:
-    """HTML beside the executed notebook (widget state included when the notebook saved it), redacted."""
+    """HTML beside the executed notebook (widget state included when the notebook saved it), redacted. The page
+    loads its scripts from a folder beside it when they were fetched, so the results folder works offline."""
     from nbconvert import HTMLExporter
 
-    body, _ = HTMLExporter().from_filename(str(notebook))
+    body, _ = HTMLExporter(**page_scripts(notebook.parent)).from_filename(str(notebook))
     out = notebook.with_suffix(".html")
     out.write_text(redact_text(body), encoding="utf-8")
     return out
@@ -216,8 +264,12 @@ def run_notebooks(
     budget: Budget | None = None,
     jobs: int = 1,
     scheduler: str | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> list[NotebookResult]:
     """Execute the series (or ``names``) under a profile; keeps going past failures.
+
+    ``overrides`` (``-p NAME VALUE``) go to every chosen notebook that declares them, over the profile's values;
+    a name no chosen notebook declares is an error.
 
     Notebooks run as tasks on dask: ``jobs`` at a time on this machine, or on the cluster at ``scheduler`` (else
     the profile's). ``budget`` (else the profile's) bounds the live calls of the whole run: every kernel shares it
@@ -230,6 +282,7 @@ def run_notebooks(
     out_dir = res / "notebooks"
     check_writable(out_dir)
     books = [nb for nb in find_notebooks(names, directory) if names or nb.stem not in prof.skip]
+    check_overrides(books, overrides or {})
     with budget_env(budget, res) as ledger:
         if ledger is not None and budget is not None:
             print(
@@ -237,7 +290,7 @@ def run_notebooks(
                 "passed only by calls already in flight when it runs out. Spend is logged in "
                 f"{ledger.relative_to(res) if ledger.is_relative_to(res) else ledger}."
             )
-        plan = _plan(books, prof, res, out_dir, force=force)
+        plan = _plan(books, prof, res, out_dir, force=force, overrides=overrides or {})
         return _run_plan(
             books,
             plan,
@@ -260,14 +313,16 @@ class _Planned:
     stamp: Path = Path()
 
 
-def _plan(books: list[Path], prof: Profile, res: Path, out_dir: Path, *, force: bool) -> dict[str, _Planned]:
+def _plan(
+    books: list[Path], prof: Profile, res: Path, out_dir: Path, *, force: bool, overrides: dict[str, Any]
+) -> dict[str, _Planned]:
     """What each notebook needs: its parameters and input hash, or why it does not run."""
     plan: dict[str, _Planned] = {}
     for nb in books:
         output = out_dir / nb.name
         stamp_path = out_dir / f"{nb.stem}.stamp.json"
         try:
-            params = parameters_for(prof, nb, res)
+            params = parameters_for(prof, nb, res, overrides)
         except Exception as exc:
             plan[nb.stem] = _Planned(NotebookResult(nb.stem, "failed", error=redact_text(str(exc))))
             continue

@@ -23,6 +23,7 @@ from tomlib.runner._execute import (
     inputs_hash,
     parameters_for,
 )
+from tomlib.runner._params import check_values
 from tomlib.runner._profiles import Profile, load_profile
 
 INDEX_TAIL = [
@@ -152,6 +153,8 @@ def sweep(
     unknown = sorted((set(grid) | set(fixed)) - set(declared))
     if unknown:
         raise UsageError(f"Grid {grid_path} sets {unknown}, which {nb.stem} does not declare: {sorted(declared)}.")
+    for point in expand_grid(grid):
+        check_values(nb.stem, declared, {**fixed, **point}, f"Grid {grid_path}")
     sweep_dir = results_dir(results) / "sweeps" / (name or f"{nb.stem}-{Path(grid_path).stem}")
     check_writable(sweep_dir)
     index_path = sweep_dir / "index.csv"

@@ -9,7 +9,7 @@ in a live kernel. Nothing is drawn before it is asked for, except the first ``pr
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import ipywidgets as W
@@ -313,15 +313,27 @@ def explore(
     results: str | None = None,
     prerender: int = 3,
     condition: str | None = None,
+    prefer: Sequence[str] = (),
 ) -> W.VBox:
     """The summary and the explorer together, as every experiment notebook ends; ``condition`` opens the first
-    run that has it at that condition (its first episodes are the ones drawn for a kernel-less page)."""
+    run that has it at that condition (its first episodes are the ones drawn for a kernel-less page), and is an
+    error when no run has it. ``prefer`` names conditions to open on if they ran, in order; when none did (a
+    notebook run with other ``tasks``), the explorer opens on its first episode."""
     explorer = TraceExplorer(runs, results=results, prerender=prerender)
+
+    def refs_of(cond: str) -> list[Any]:
+        return [r for run in explorer.trace.runs()["run_id"] for r in explorer.trace.refs(run, cond)]
+
     if condition is not None:
-        refs = [r for run in explorer.trace.runs()["run_id"] for r in explorer.trace.refs(run, condition)]
+        refs = refs_of(condition)
         if not refs:
             raise ValueError(f"no episodes of condition {condition!r} in these runs; pick one of the explorer's list")
         explorer.show(refs[0])
+    else:
+        for cond in prefer:
+            if refs := refs_of(cond):
+                explorer.show(refs[0])
+                break
     box = W.VBox([SummaryView(explorer), explorer])
     box.explorer = explorer  # type: ignore[attr-defined]
     return box
