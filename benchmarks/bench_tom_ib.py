@@ -74,7 +74,7 @@ def main() -> None:
     )
     for rule in ("paper", "code"):
         for unit in (10, 5, 1):
-            plan = optimal_plan(CityParams(decrease_rule=rule), unit=unit)
+            plan = optimal_plan(CityParams(decrease_rule=rule), unit=unit, cache=False)
             print(
                 f"optimal plan ({rule} rule, {unit}-unit amounts): final mean health {plan.mean_health:.2f}, "
                 f"proven optimal {plan.proven_optimal}, ground + solve {plan.solve_seconds:.2f} s"

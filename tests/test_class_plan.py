@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import matplotlib
+import pytest
 
 from tomlib.experiments import adaptive_tom as at
 from tomlib.experiments import tom_ib
@@ -30,3 +31,28 @@ def test_every_python_block_in_the_class_plan_runs(isolated: Path) -> None:
             asyncio.run(result)
     assert namespace["one"].table["value"].notna().all()
     assert {"got", "one"} <= set(namespace)
+
+
+def plan_edits() -> list[tuple[str, dict[str, object]]]:
+    """Every parameters-cell edit the plan asks for: (notebook, {name: value}), one per bullet, as written."""
+    text = (ROOT / "notebooks" / "README.md").read_text()
+    edits = []
+    for section in text.split("\n## ")[1:]:
+        stems = re.findall(r"`(\d\d_[a-z0-9_]+)`", section.splitlines()[0])
+        for bullet in re.split(r"\n- ", section):
+            found = re.findall(r"`(\w+): (?:str|int|float|bool) = ([^`]+)`", bullet)
+            if found:
+                stem = next((s for s in stems if s[:2] in bullet[:12]), stems[0])
+                edits.append((stem, {name: ast.literal_eval(value) for name, value in found}))
+    return edits
+
+
+def test_every_parameter_change_in_the_class_plan_runs_offline(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tomlib.runner import run_notebooks, summarize
+
+    monkeypatch.delenv("TOMLIB_TRANSCRIPTS")  # the committed transcripts, as a class replays them
+    edits = plan_edits()
+    assert [s for s, _ in edits] == ["00_quickstart", "06_tom_ib_fig5"], edits
+    for stem, overrides in edits:
+        out = run_notebooks("default", [stem], overrides=overrides, html=False, progress=False)
+        assert [o.status for o in out] == ["ok"], summarize(out)

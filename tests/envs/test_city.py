@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tomlib.agents.city import HeuristicTeam, run_heuristic
@@ -53,8 +55,21 @@ def test_parse_action_and_its_feedback() -> None:
             city.parse_action(bad)
 
 
+def test_an_optimum_is_solved_once_and_kept_for_the_same_rules(isolated: Path) -> None:
+    short = CityParams(rounds=3)  # not among the committed optima
+    first = optimal_plan(short)
+    kept = list((isolated / "store" / "asp_optima").glob("*.json"))
+    assert first.proven_optimal and not first.cached and len(kept) == 1
+    again = optimal_plan(short)
+    assert again.cached and again.mean_health == first.mean_health and again.actions == first.actions
+    assert replay_plan(again, short) == pytest.approx(again.mean_health)
+    assert not optimal_plan(CityParams(rounds=3, consumption=20)).cached  # other rules: solved, not reused
+    kept[0].write_text("{ damaged")
+    assert not optimal_plan(short).cached and optimal_plan(short).cached  # a damaged file is solved again
+
+
 def test_optimum_is_proven_replays_in_the_simulation_and_beats_the_heuristic() -> None:
-    plan = optimal_plan()
+    plan = optimal_plan(cache=False)
     assert plan.proven_optimal
     assert replay_plan(plan) == pytest.approx(plan.mean_health)
     assert plan.mean_health >= run_heuristic().mean_health

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import clingo
 
+from tomlib.asp._optima import actions_from_json, actions_to_json, load_optimum, optimum_key, save_optimum
 from tomlib.envs.city import AGENTS, RESOURCES, ROLE, Action, City, CityParams
 
 ENCODING = r"""
@@ -112,6 +113,7 @@ class OptimalPlan:
     proven_optimal: bool
     solve_seconds: float
     unit: int
+    cached: bool = False  # answered from a kept optimum rather than solved now
 
 
 def exact_unit(params: CityParams) -> int:
@@ -122,13 +124,43 @@ def exact_unit(params: CityParams) -> int:
 
 
 def optimal_plan(
-    params: CityParams | None = None, *, unit: int | str = "auto", time_limit_s: float = 300.0
+    params: CityParams | None = None, *, unit: int | str = "auto", time_limit_s: float = 300.0, cache: bool = True
 ) -> OptimalPlan:
-    """Maximize the final mean health; ``proven_optimal`` is False if the time limit cut the search short."""
+    """Maximize the final mean health; ``proven_optimal`` is False if the time limit cut the search short.
+
+    A proven optimum is kept (:mod:`tomlib.asp._optima`): the same rules, unit and encoding later return it at
+    once, with ``solve_seconds`` of the original computation and ``cached`` True."""
     p = params or CityParams()
     unit = exact_unit(p) if unit == "auto" else int(unit)
     if unit <= 0 or p.capacity % unit:
         raise ValueError(f"unit must divide the capacity ({p.capacity}); got {unit}")
+    key = optimum_key(p, unit, ENCODING)
+    if cache and (hit := load_optimum(key)) is not None:
+        return OptimalPlan(
+            mean_health=hit["mean_health"],
+            health=hit["health"],
+            actions=actions_from_json(hit["actions"]),
+            proven_optimal=True,
+            solve_seconds=hit["solve_seconds"],
+            unit=unit,
+            cached=True,
+        )
+    plan = _solve(p, unit, time_limit_s)
+    if cache and plan.proven_optimal:
+        record = {
+            "mean_health": plan.mean_health,
+            "health": plan.health,
+            "actions": actions_to_json(plan.actions),
+            "solve_seconds": round(plan.solve_seconds, 2),
+            "unit": unit,
+            "clingo": clingo.__version__,
+            "params": p.model_dump(mode="json"),
+        }
+        save_optimum(key, record)
+    return plan
+
+
+def _solve(p: CityParams, unit: int, time_limit_s: float) -> OptimalPlan:
     ctl = clingo.Control(["--opt-mode=opt", "--warn=none"])
     ctl.add("base", [], ENCODING + "\n" + instance(p, unit))
     t0 = time.perf_counter()

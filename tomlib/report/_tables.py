@@ -192,7 +192,8 @@ def compare(reproduced: pd.DataFrame, table_id: str | None = None, paper_id: str
 def side_by_side(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
     """A readable wide view: one row per cell, one column per source plus ``paper``, each "mean (sd)".
 
-    Metrics ``m`` and ``m_sd`` are folded into one "m" cell; notes show instead of a missing value.
+    Metrics ``m`` and ``m_sd`` are folded into one "m" cell; notes show instead of a missing value, and a source
+    that did not run a cell shows "not run".
     """
     df = table.copy()
     df["value"] = pd.to_numeric(df["value"], errors="coerce")
@@ -217,6 +218,7 @@ def side_by_side(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
     merged["paper_cell"] = [fmt(m, s) for m, s in zip(merged["paper_value"], merged["paper_value_sd"], strict=True)]
     first = merged.drop_duplicates([*conds, "metric"]).set_index([*conds, "metric"])
     wide = merged.set_index([*conds, "metric", "source"])["cell"].unstack("source").reindex(first.index)
+    wide = wide.fillna("not run")  # a source that has no row for this cell (a note says "not reproduced" instead)
     wide.insert(0, "paper", first["paper_cell"])
     wide.columns.name = None
     return wide

@@ -15,8 +15,8 @@ _TYPES: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "st
 
 
 def parse_cli(pairs: Sequence[Sequence[str]] = (), yaml_text: str | None = None) -> dict[str, Any]:
-    """``-p NAME VALUE`` pairs (values read as YAML scalars, as papermill does: ``5`` is an int, ``five`` a str) over
-    a ``-y`` YAML mapping."""
+    """``-p NAME VALUE`` pairs (values read as papermill reads them: ``5`` is an int, ``five`` a str) over a ``-y``
+    YAML mapping."""
     params: dict[str, Any] = {}
     if yaml_text:
         try:
@@ -27,11 +27,24 @@ def parse_cli(pairs: Sequence[Sequence[str]] = (), yaml_text: str | None = None)
             raise UsageError(f"-y must be a YAML mapping such as 'episodes: 5', got {yaml_text!r}.")
         params.update(raw)
     for name, value in pairs:
-        try:
-            params[name] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            params[name] = value
+        params[name] = _scalar(value)
     return params
+
+
+def _scalar(text: str) -> Any:
+    """A ``-p`` value as papermill reads it: true/false, None, an int, a float, else the text itself ('' stays '')."""
+    if text in ("True", "true"):
+        return True
+    if text in ("False", "false"):
+        return False
+    if text == "None":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def check_values(notebook: str, declared: dict[str, dict[str, Any]], params: dict[str, Any], where: str) -> None:
