@@ -187,3 +187,28 @@ def test_a_sweep_over_the_tasks_of_notebook_01_has_no_failures(isolated: Path) -
     df = pd.read_csv(index, keep_default_na=False)
     assert list(df["status"]) == ["ok", "ok"], df["error"].tolist()
     assert set(df["tables"]) == {"adaptive_tom.table1"}
+
+
+def test_the_driver_hears_which_cell_each_worker_starts(isolated: Path) -> None:
+    from tomlib.runner._cluster import NotebookTask, driver_env, open_client, run_tasks, watch_cells, write_token
+
+    nb = write_nb(isolated / "12_cells.ipynb", "results_dir = ''\nseed = 1", "import time\ntime.sleep(0.2)")
+    seen: list[str] = []
+    token = write_token(isolated / "results")
+    task = NotebookTask(
+        "12_cells",
+        str(nb),
+        nb.read_bytes(),
+        str(isolated / "out.ipynb"),
+        str(isolated / "results"),
+        {},
+        driver_env(),
+        token,
+    )
+    with open_client(1) as client:
+        watch_cells(client, seen.append)
+        run_tasks(client, [task], lambda t, o: None)
+        deadline = time.time() + 10
+        while len(seen) < 2 and time.time() < deadline:
+            time.sleep(0.1)
+    assert seen[:2] == ["12_cells cell 1/2: results_dir = ''", "12_cells cell 2/2: import time"], seen

@@ -425,20 +425,31 @@ def plot_pairs(table: pd.DataFrame, source: str, *, title: str = "") -> Any:
 def plot_fig3(table: pd.DataFrame) -> Any:
     """Normalized expert weights P^(k) over steps, one panel per task and partner (the paper's Fig. 3)."""
     import seaborn as sns
+    from matplotlib.ticker import MaxNLocator
 
+    experts = sorted(table["expert"].unique())
     grid = sns.relplot(
         data=table,
         x="step",
         y="value",
         hue="expert",
+        hue_order=experts,
+        # experts with equal weights overlap: a width, a dash pattern and a marker per expert keep every line seen
+        style="expert",
+        size="expert",
+        sizes={e: 4.5 - 3.0 * i / max(1, len(experts) - 1) for i, e in enumerate(experts)},  # first drawn widest
+        dashes=True,
+        markers=True,
         col="player2",
         row="task",
         kind="line",
-        marker="o",
         height=2.6,
         aspect=1.4,
+        alpha=0.85,
         facet_kws={"sharex": False},
     )
+    for ax in grid.axes.flat:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole
     grid.set_axis_labels("step", "normalized expert weight")
     grid.set_titles("{row_name}: A-ToM (Hedge) with {col_name}")
     return grid.figure

@@ -134,6 +134,34 @@ def _recorded_since(started: float) -> bytes:
         store.close()
 
 
+CELLS_TOPIC = "tomlib-cells"
+
+
+def _cell_reporter(key: str) -> Callable[[int, int, str], None] | None:
+    """Send each starting cell to the driver as a dask event (None outside a worker)."""
+    from distributed import get_worker
+
+    try:
+        worker = get_worker()
+    except ValueError:
+        return None
+
+    def report(index: int, count: int, first: str) -> None:
+        worker.log_event(CELLS_TOPIC, {"key": key, "cell": index + 1, "of": count, "line": first})
+
+    return report
+
+
+def watch_cells(client: Any, show: Callable[[str], None]) -> None:
+    """Call ``show`` with "<notebook> cell i/n: <first line>" whenever a worker starts a cell."""
+
+    def handler(event: tuple[float, dict[str, Any]]) -> None:
+        msg = event[1]
+        show(f"{msg['key']} cell {msg['cell']}/{msg['of']}: {msg['line']}")
+
+    client.subscribe_topic(CELLS_TOPIC, handler)
+
+
 def execute_task(task: NotebookTask) -> TaskOutcome:
     """Run on a worker: execute the notebook in place, or in a scratch folder whose results are shipped back."""
     shared = not task.ship and _sees(task.token)
@@ -158,7 +186,7 @@ def execute_task(task: NotebookTask) -> TaskOutcome:
                 env[ENV_LEDGER] = str(scratch / "ledger.jsonl")
         started = time.time()
         with _environ(env):
-            status, seconds, error = execute_one(notebook, output, params)
+            status, seconds, error = execute_one(notebook, output, params, on_cell=_cell_reporter(task.key))
             responses = b"" if shared else _recorded_since(started)
         tables = manifest.read_text().split() if manifest.exists() else []
         outcome = TaskOutcome(

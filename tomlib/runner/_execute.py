@@ -8,7 +8,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -147,10 +147,41 @@ def describe_failure(exc: BaseException) -> str:
     return redact_text(f"{type(exc).__name__}: {exc}")
 
 
-def execute_one(notebook: Path, output: Path, params: dict[str, Any]) -> tuple[str, float, str]:
-    """Run one notebook with papermill; returns (status, seconds, error). Never raises for notebook errors."""
+CellHook = Callable[[int, int, str], None]  # (cell index, cell count, the cell's first line)
+_ENGINE = "tomlib"
+
+
+def _register_engine() -> None:
+    """papermill's nbclient engine, telling ``on_cell`` (an execute_notebook keyword) which cell starts."""
+    from papermill.engines import NBClientEngine, papermill_engines
+
+    class ReportingEngine(NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man: Any, kernel_name: str, **kwargs: Any) -> Any:
+            hook: CellHook | None = kwargs.pop("on_cell", None)
+            if hook is not None:
+                start, cells = nb_man.cell_start, nb_man.nb.cells
+
+                def cell_start(cell: Any, cell_index: int | None = None, **kw: Any) -> Any:
+                    if cell.cell_type == "code":
+                        first = next((ln for ln in str(cell.source).splitlines() if ln.strip()), "")
+                        hook(cell_index if cell_index is not None else 0, len(cells), first[:60])
+                    return start(cell, cell_index, **kw)
+
+                nb_man.cell_start = cell_start
+            return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+
+    papermill_engines.register(_ENGINE, ReportingEngine)
+
+
+def execute_one(
+    notebook: Path, output: Path, params: dict[str, Any], on_cell: CellHook | None = None
+) -> tuple[str, float, str]:
+    """Run one notebook with papermill; returns (status, seconds, error). Never raises for notebook errors.
+    ``on_cell`` is told each cell as it starts (the runner shows it beside the progress bar)."""
     import papermill
 
+    _register_engine()
     output.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     try:
@@ -161,6 +192,8 @@ def execute_one(notebook: Path, output: Path, params: dict[str, Any]) -> tuple[s
             cwd=str(notebook.parent),
             progress_bar=False,
             log_output=False,
+            engine_name=_ENGINE,
+            on_cell=on_cell,
             # the kernel's own start-up warnings (plain-TCP transport on loopback) would interleave with the
             # progress bars of every run; its errors still show
             extra_arguments=["--log-level=ERROR"],
@@ -351,7 +384,15 @@ def _run_plan(
 ) -> list[NotebookResult]:
     from tqdm.auto import tqdm
 
-    from tomlib.runner._cluster import NotebookTask, TaskOutcome, driver_env, open_client, run_tasks, write_token
+    from tomlib.runner._cluster import (
+        NotebookTask,
+        TaskOutcome,
+        driver_env,
+        open_client,
+        run_tasks,
+        watch_cells,
+        write_token,
+    )
 
     todo = [nb for nb in books if plan[nb.stem].result is None]
     if todo:
@@ -396,10 +437,11 @@ def _run_plan(
             p.stamp.write_text(redact_text(json.dumps(stamp, indent=1, default=str)))
             p.result = result
             bar.update()
-            bar.set_postfix_str(task.key)
             return stopped
 
         with open_client(jobs, scheduler) as client:
+            if progress:
+                watch_cells(client, bar.set_postfix_str)
             for task in run_tasks(client, tasks, done, ledger=ledger):
                 plan[task.key].result = NotebookResult(task.key, "stopped", error="not run: the budget was spent")
         bar.close()
