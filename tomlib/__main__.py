@@ -1,4 +1,4 @@
-"""Command line: ``python -m tomlib run | sweep | cache | report | view | models``."""
+"""Command line: ``python -m tomlib run | sweep | cache | report | view | runs | models``."""
 
 from __future__ import annotations
 
@@ -118,6 +118,36 @@ def _cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_runs(args: argparse.Namespace) -> int:
+    import time
+
+    from tomlib.trace._runs import in_use, list_runs, prune_runs, runs_to_prune
+
+    runs = list_runs(args.results)
+    used = in_use(runs, args.results)
+    if args.action == "list":
+        for r in runs:
+            counts = f"{r.events:>9,} events {r.episodes:>6} episodes" if r.events is not None else "(no index yet)"
+            stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.modified))
+            mark = "in use" if r.run_id in used else "unused"
+            print(f"{r.run_id:<56} {stamp} {r.bytes / 1e6:7.1f} MB  {mark:<6}  {counts}")
+        spare = sum(r.bytes for r in runs if r.run_id not in used)
+        print(
+            f"{len(runs)} run(s), {sum(r.bytes for r in runs) / 1e6:.1f} MB; {spare / 1e6:.1f} MB in runs no "
+            "executed notebook uses (`runs prune` removes them)"
+        )
+        return 0
+    doomed = runs_to_prune(runs, used, older_than_days=args.older_than, experiment=args.experiment)
+    if args.dry_run:
+        for r in doomed:
+            print(f"would remove {r.run_id} ({r.bytes / 1e6:.1f} MB)")
+        print(f"{len(doomed)} run(s), {sum(r.bytes for r in doomed) / 1e6:.1f} MB would be freed")
+        return 0
+    freed = prune_runs(doomed)
+    print(f"removed {len(doomed)} unused run(s), {freed / 1e6:.1f} MB freed; {len(runs) - len(doomed)} kept")
+    return 0
+
+
 def _cmd_models(args: argparse.Namespace) -> int:
     from tomlib.llm import load_models
 
@@ -221,6 +251,16 @@ def build_parser() -> argparse.ArgumentParser:
     vw.add_argument("--out", default=None, help="page path (default: results/views/<run_id>.html)")
     vw.add_argument("--results", default=None)
     vw.set_defaults(func=_cmd_view)
+
+    ru = sub.add_parser("runs", help="the run logs under results/runs: list | prune")
+    ru.add_argument("action", choices=["list", "prune"])
+    ru.add_argument(
+        "--older-than", type=_at_least_zero(float), default=None, help="prune: only runs last written over DAYS ago"
+    )
+    ru.add_argument("--experiment", default=None, help="prune: only this experiment's runs")
+    ru.add_argument("--dry-run", action="store_true", help="prune: say what would go, delete nothing")
+    ru.add_argument("--results", default=None)
+    ru.set_defaults(func=_cmd_runs)
 
     mo = sub.add_parser("models", help="list the configured models")
     mo.set_defaults(func=_cmd_models)

@@ -1,0 +1,123 @@
+"""``python -m tomlib runs list | prune``: what the run logs under ``results/runs/`` hold and cost, and removing
+the ones no executed notebook uses any more (every run adds a folder; a rerun leaves the old one behind)."""
+
+from __future__ import annotations
+
+import calendar
+import csv
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import orjson
+
+from tomlib.paths import results_dir
+from tomlib.trace._index import INDEX_NAME
+
+
+@dataclass
+class RunInfo:
+    """One run folder: its id, experiment, when it was last written, its size and (once closed) its counts."""
+
+    run_id: str
+    experiment: str
+    modified: float
+    bytes: int
+    events: int | None  # None: no index yet (a live or killed run)
+    episodes: int | None
+    path: Path
+
+
+def list_runs(results: str | os.PathLike[str] | None = None) -> list[RunInfo]:
+    """Every run under ``results/runs``, oldest first, read from its saved index (never from the log itself)."""
+    root = results_dir(results) / "runs"
+    out = []
+    for folder in sorted(root.glob("*")) if root.exists() else []:
+        log = folder / "events.jsonl"
+        if not log.exists():
+            continue
+        size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+        events = episodes = None
+        experiment = folder.name.rsplit("-", 3)[0]
+        index = folder / INDEX_NAME
+        if index.exists():
+            try:
+                doc = orjson.loads(index.read_bytes())
+                experiment = doc.get("experiment") or experiment
+                events, episodes = int(doc.get("events", 0)), len(doc.get("episodes", []))
+            except (orjson.JSONDecodeError, ValueError, TypeError):
+                pass
+        out.append(RunInfo(folder.name, experiment, log.stat().st_mtime, size, events, episodes, folder))
+    return sorted(out, key=lambda r: r.modified)
+
+
+def _run_time(run: RunInfo) -> float:
+    """When the run started: the UTC stamp in its id (``<experiment>-YYYYmmdd-HHMMSS-xxxx``), else its mtime."""
+    try:
+        day, clock = run.run_id.rsplit("-", 3)[1:3]
+        return calendar.timegm(time.strptime(day + clock, "%Y%m%d%H%M%S"))
+    except (ValueError, IndexError):
+        return run.modified
+
+
+def _windows(root: Path) -> list[tuple[float, float]]:
+    """When each executed notebook of ``root`` ran (its stamp, or a sweep's index rows): runs started then are in
+    use by a page or a table there."""
+    out = []
+    for stamp in root.glob("notebooks/*.stamp.json"):
+        try:
+            doc = json.loads(stamp.read_text())
+        except (OSError, ValueError):
+            continue
+        end = float(doc.get("finished") or stamp.stat().st_mtime)
+        out.append((float(doc.get("started") or end - float(doc.get("seconds") or 0)), end))
+    for index in root.glob("sweeps/*/index.csv"):
+        with open(index, newline="") as fh:
+            for row in csv.DictReader(fh):
+                if row.get("started") and row.get("finished"):
+                    out.append(
+                        (
+                            datetime.fromisoformat(row["started"]).timestamp(),
+                            datetime.fromisoformat(row["finished"]).timestamp(),
+                        )
+                    )
+    return out
+
+
+def in_use(runs: list[RunInfo], results: str | os.PathLike[str] | None = None) -> set[str]:
+    """The runs that started while a notebook whose executed copy is in ``results`` ran (1 s of slack: run ids
+    hold whole seconds). A rerun's stamp replaces the old one, so the runs of the run before it fall out of use."""
+    windows = _windows(results_dir(results))
+    return {r.run_id for r in runs if any(a - 1 <= _run_time(r) <= b + 1 for a, b in windows)}
+
+
+def runs_to_prune(
+    runs: list[RunInfo],
+    used: set[str],
+    *,
+    older_than_days: float | None = None,
+    experiment: str | None = None,
+) -> list[RunInfo]:
+    """The runs a prune removes: those no executed notebook in the results folder uses (superseded by a rerun),
+    optionally only those last written more than ``older_than_days`` ago, or of one ``experiment``."""
+    cutoff = time.time() - older_than_days * 86400 if older_than_days is not None else None
+    return [
+        r
+        for r in runs
+        if r.run_id not in used
+        and (experiment is None or r.experiment == experiment)
+        and (cutoff is None or r.modified < cutoff)
+    ]
+
+
+def prune_runs(runs: list[RunInfo]) -> int:
+    """Delete the folders of ``runs``; returns the bytes freed."""
+    freed = 0
+    for r in runs:
+        freed += r.bytes
+        shutil.rmtree(r.path, ignore_errors=True)
+    return freed
