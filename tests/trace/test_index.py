@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tomlib.trace import RunLog, load_runs
@@ -77,3 +78,27 @@ def test_the_index_holds_no_secret(isolated: Path, monkeypatch: pytest.MonkeyPat
         log.event("score", {"value": 1.0, "why": planted}, condition=planted, episode=0, agent=planted)
     raw = (isolated / "results" / "runs" / "r4" / INDEX_NAME).read_text()
     assert planted not in raw and "[REDACTED]" in raw
+
+
+def test_a_compressed_log_reads_the_same_and_a_rerun_appends_to_it(isolated: Path) -> None:
+    from tomlib.trace._index import compress_log, read_lines
+
+    write_run("rz", episodes=6, steps=5)
+    plain = isolated / "results" / "runs" / "rz" / "events.jsonl"
+    before = load_runs(run_ids=["rz"])
+    index_before = read_index(plain)
+    gz = compress_log(plain, block_bytes=600)  # many small gzip members, so episodes straddle them
+    assert not plain.exists() and gz.exists() and gz.stat().st_size < index_before.size
+    idx = read_index(gz)
+    assert len(idx.blocks) > 3 and idx.episodes.keys() == index_before.episodes.keys()
+    ep = idx.episodes[("c1", 3)]
+    assert [e["step"] for e in read_lines(gz, ep.offsets, ep.lengths)] == [0, 0, 1, 2, 3, 4, None]
+    pd.testing.assert_frame_equal(load_runs(run_ids=["rz"]), before)  # whole, through gzip
+    sliced = load_runs(run_ids=["rz"], episodes=[("c0", 2)])
+    assert sliced["episode"].eq(2).all() and len(sliced) == 1 + 5 + 1
+    assert len(Trace.from_runs(["rz"]).refs("rz", "c1")) == 3
+    with RunLog("idx", run_id="rz") as log:  # a rerun with the same id: back to a plain log, appended
+        log.event("score", {"metric": "points", "value": 9.0}, condition="c9", episode=0)
+    assert plain.exists() and not gz.exists()
+    assert read_index(plain).episodes[("c9", 0)].score == {"metric": "points", "value": 9.0}
+    assert len(load_runs(run_ids=["rz"])) == len(before) + 2  # its run_start and the new score

@@ -21,6 +21,8 @@ def test_prune_removes_only_runs_no_executed_notebook_uses(
     runs = list_runs()
     second = {r.run_id for r in runs} - first
     assert len(first) == 1 and len(second) == 1 and in_use(runs) == second
+    # the runner compressed each finished run's log; its index and the explorer read it as before
+    assert {p.name for p in (isolated / "results" / "runs").glob("*/events.jsonl*")} == {"events.jsonl.gz"}
 
     assert main(["runs", "list"]) == 0
     listed = capsys.readouterr().out

@@ -30,6 +30,7 @@ from tomlib.llm._budget import ENV_LEDGER
 from tomlib.paths import store_path
 from tomlib.report._tables import ENV_TABLES_MANIFEST
 from tomlib.runner._execute import execute_one
+from tomlib.trace._runs import compress_finished
 
 # Passed from the driver to every task. Paths apply only where the worker shares the driver's filesystem.
 PATH_VARS = ("TOMLIB_ROOT", "TOMLIB_CONFIGS", "TOMLIB_RESULTS", "TOMLIB_TRANSCRIPTS", "TOMLIB_STORE", ENV_LEDGER)
@@ -187,6 +188,7 @@ def execute_task(task: NotebookTask) -> TaskOutcome:
         started = time.time()
         with _environ(env):
             status, seconds, error = execute_one(notebook, output, params, on_cell=_cell_reporter(task.key))
+            compress_finished(params.get("results_dir") or None, started)  # the run logs this notebook closed
             responses = b"" if shared else _recorded_since(started)
         tables = manifest.read_text().split() if manifest.exists() else []
         outcome = TaskOutcome(

@@ -6,18 +6,29 @@ For every ``(condition, episode)`` the index keeps the byte offset and length of
 writes and saves it as ``events.index.json`` when it closes. A reader trusts the saved index for the bytes it covers
 (``size``) and scans only the rest of the file, so a live run, a killed run and an old log without an index all
 load correctly, just more slowly.
+
+A finished run's log can be compressed (:func:`compress_log`, which the runner does after each notebook): it
+becomes ``events.jsonl.gz``, a series of gzip members of whole lines whose places the index keeps, so a reader still
+decompresses only the members that hold the episodes it shows.
 """
 
 from __future__ import annotations
 
+import bisect
+import gzip
 import json
+import shutil
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
+LOG_NAME = "events.jsonl"
+GZ_NAME = "events.jsonl.gz"
 INDEX_NAME = "events.index.json"
+BLOCK_BYTES = 1 << 18  # plain bytes per gzip member of a compressed log: an episode's read decompresses a few
 INDEX_VERSION = 1
 SUMMARY_KINDS = ("score", "env_state", "run_start")
 
@@ -59,6 +70,8 @@ class RunIndex:
     skipped: list[int] = field(default_factory=list)  # offsets of unreadable lines
     events: int = 0
     episodes: dict[tuple[str, int], EpisodeIndex] = field(default_factory=dict)
+    # for a compressed log: (offset in the plain log, offset in the .gz file, compressed length) of each gzip member
+    blocks: list[tuple[int, int, int]] = field(default_factory=list)
 
     def add(self, offset: int, length: int, ev: dict[str, Any]) -> None:
         """Index one event written at ``offset`` (``length`` bytes without its newline)."""
@@ -115,8 +128,8 @@ class RunIndex:
         return ep is None or ep.game is None
 
     def scan(self, path: Path, start: int = 0) -> None:
-        """Index the lines of ``path`` from byte ``start`` (a line boundary) to its end."""
-        with open(path, "rb") as fh:
+        """Index the lines of ``path`` from byte ``start`` (a line boundary, in the plain log) to its end."""
+        with open_log(path) as fh:
             fh.seek(start)
             offset = start
             for raw in fh:
@@ -145,6 +158,7 @@ class RunIndex:
             "skipped": self.skipped,
             "events": self.events,
             "episodes": eps,
+            "blocks": self.blocks,
         }
         return orjson.dumps(doc, default=str, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY)
 
@@ -158,6 +172,7 @@ class RunIndex:
         )
         for cond, ep, offs, lens, score, agents, game, acted, last in doc["episodes"]:
             idx.episodes[(cond, ep)] = EpisodeIndex(cond, ep, offs, lens, score, agents, game, acted, last)
+        idx.blocks = [tuple(b) for b in doc.get("blocks", [])]  # type: ignore[misc]
         return idx
 
     def save(self, log_path: Path) -> None:
@@ -166,9 +181,23 @@ class RunIndex:
         tmp.replace(log_path.with_name(INDEX_NAME))
 
 
+def open_log(path: Path) -> IO[bytes]:
+    """A run log for reading, plain or compressed (``events.jsonl.gz``)."""
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+
+
+def log_in(folder: Path) -> Path | None:
+    """The run log in a run folder: the plain one while it is written (or after a rerun reopened it), else the
+    compressed one."""
+    for name in (LOG_NAME, GZ_NAME):
+        if (folder / name).exists():
+            return folder / name
+    return None
+
+
 def read_index(log_path: Path) -> RunIndex:
-    """The index of one run log: the saved one for the bytes it covers, extended by a scan of the rest."""
-    size = log_path.stat().st_size
+    """The index of one run log: the saved one for the bytes it covers, extended by a scan of the rest. A
+    compressed log is complete (it is compressed only once its index is saved)."""
     saved = log_path.with_name(INDEX_NAME)
     idx = None
     if saved.exists():
@@ -176,8 +205,14 @@ def read_index(log_path: Path) -> RunIndex:
             idx = RunIndex.from_json(saved.read_bytes())
         except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
             idx = None
-        if idx is not None and idx.size > size:  # the log was replaced or truncated: the index is not for it
-            idx = None
+    if log_path.suffix == ".gz":
+        if idx is None or not idx.blocks:
+            idx = RunIndex()
+            idx.scan(log_path)
+        return idx
+    size = log_path.stat().st_size
+    if idx is not None and (idx.size > size or idx.blocks):  # the log was replaced or truncated
+        idx = None
     if idx is None:
         idx = RunIndex()
     if idx.size < size:
@@ -185,13 +220,69 @@ def read_index(log_path: Path) -> RunIndex:
     return idx
 
 
-def read_lines(log_path: Path, offsets: list[int], lengths: list[int]) -> list[dict[str, Any]]:
-    """The events at the given offsets (in order), parsed."""
+def read_lines(
+    log_path: Path, offsets: list[int], lengths: list[int], blocks: list[tuple[int, int, int]] | None = None
+) -> list[dict[str, Any]]:
+    """The events at the given offsets (in order, offsets in the plain log), parsed. For a compressed log only the
+    gzip members holding them are decompressed (``blocks`` from its index, read from disk when not given)."""
+    if log_path.suffix != ".gz":
+        out = []
+        with open(log_path, "rb") as fh:
+            for off, n in zip(offsets, lengths, strict=True):
+                fh.seek(off)
+                ev = parse_line(fh.read(n))
+                if ev is not None:
+                    out.append(ev)
+        return out
+    if blocks is None:
+        blocks = read_index(log_path).blocks
+    starts = [b[0] for b in blocks]
+    plain: dict[int, bytes] = {}
     out = []
     with open(log_path, "rb") as fh:
         for off, n in zip(offsets, lengths, strict=True):
-            fh.seek(off)
-            ev = parse_line(fh.read(n))
+            i = bisect.bisect_right(starts, off) - 1
+            if i not in plain:
+                fh.seek(blocks[i][1])
+                plain[i] = zlib.decompress(fh.read(blocks[i][2]), wbits=31)
+            ev = parse_line(plain[i][off - starts[i] : off - starts[i] + n])
             if ev is not None:
                 out.append(ev)
     return out
+
+
+def compress_log(log_path: Path, block_bytes: int = BLOCK_BYTES) -> Path:
+    """Replace a finished run's ``events.jsonl`` by ``events.jsonl.gz``: gzip members of whole lines, each about
+    ``block_bytes`` of plain text, whose places the index records so an episode is read by decompressing only its
+    members. Any gzip reader reads the file whole. Returns the compressed path."""
+    idx = read_index(log_path)
+    data = log_path.read_bytes()
+    gz = log_path.with_name(GZ_NAME)
+    blocks: list[tuple[int, int, int]] = []
+    tmp = gz.with_name(GZ_NAME + ".tmp")
+    with open(tmp, "wb") as out:
+        start = 0
+        while start < len(data):
+            end = data.rfind(b"\n", start, start + block_bytes) + 1 or data.find(b"\n", start + block_bytes) + 1
+            end = end if end > start else len(data)
+            member = gzip.compress(data[start:end], mtime=0)
+            blocks.append((start, out.tell(), len(member)))
+            out.write(member)
+            start = end
+    idx.size, idx.blocks = len(data), blocks
+    tmp.replace(gz)
+    idx.save(gz)
+    log_path.unlink()
+    return gz
+
+
+def decompress_log(gz_path: Path) -> Path:
+    """The plain log back from a compressed one (a rerun with the same run id appends to it)."""
+    plain = gz_path.with_name(LOG_NAME)
+    with gzip.open(gz_path, "rb") as src, open(plain, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    idx = read_index(gz_path)
+    idx.blocks = []
+    idx.save(plain)
+    gz_path.unlink()
+    return plain

@@ -11,17 +11,17 @@ from typing import Any
 import pandas as pd
 
 from tomlib.paths import results_dir
-from tomlib.trace._index import parse_line, read_index, read_lines
+from tomlib.trace._index import log_in, open_log, parse_line, read_index, read_lines
 
 COLUMNS = ["run_id", "experiment", "condition", "episode", "step", "agent", "kind", "time", "payload"]
 
 
 def run_paths(results: str | os.PathLike[str] | None = None, run_ids: Iterable[str] | None = None) -> list[Path]:
-    """Event files under ``<results>/runs``, oldest run first."""
+    """Event files under ``<results>/runs`` (plain, or compressed once finished), oldest run first."""
     root = results_dir(results) / "runs"
-    if run_ids is not None:
-        return [root / r / "events.jsonl" for r in run_ids if (root / r / "events.jsonl").exists()]
-    return sorted(root.glob("*/events.jsonl"), key=lambda p: p.stat().st_mtime)
+    folders = [root / r for r in run_ids] if run_ids is not None else list(root.glob("*"))
+    logs = [log for folder in folders if (log := log_in(folder)) is not None]
+    return logs if run_ids is not None else sorted(logs, key=lambda p: p.stat().st_mtime)
 
 
 def iter_events(
@@ -35,7 +35,7 @@ def iter_events(
     inside a multi-byte character) are skipped."""
     wanted = set(kinds) if kinds is not None else None
     for path in paths:
-        with open(path, "rb") as fh:
+        with open_log(path) as fh:
             for lineno, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
@@ -81,7 +81,7 @@ def load_runs(
             )
             rows += [
                 ev
-                for ev in read_lines(path, [o for o, _ in spans], [n for _, n in spans])
+                for ev in read_lines(path, [o for o, _ in spans], [n for _, n in spans], idx.blocks)
                 if wanted is None or ev.get("kind") in wanted
             ]
     df = events_frame(rows)

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 import tomlib
 from tomlib.paths import results_dir
 from tomlib.redact import Redactor
-from tomlib.trace._index import SUMMARY_KINDS, RunIndex, parse_line, read_index
+from tomlib.trace._index import GZ_NAME, SUMMARY_KINDS, RunIndex, decompress_log, parse_line, read_index
 
 if TYPE_CHECKING:
     from tomlib.llm import CallRecord, ChatModel
@@ -147,6 +147,8 @@ class RunLog:
         self.path = self.dir / "events.jsonl"
         self._redact = Redactor()
         self._lock = threading.Lock()
+        if not self.path.exists() and (self.dir / GZ_NAME).exists():
+            decompress_log(self.dir / GZ_NAME)  # a rerun appends to a run that was compressed when it finished
         existing = self.path.exists() and self.path.stat().st_size > 0
         self._index = read_index(self.path) if existing else RunIndex()  # a rerun extends the run's index
         self._fh = open(self.path, "ab")  # noqa: SIM115 - kept open for the run

@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 
 from tomlib.paths import results_dir
-from tomlib.trace._index import INDEX_NAME
+from tomlib.trace._index import INDEX_NAME, LOG_NAME, compress_log, log_in
 
 
 @dataclass
@@ -37,8 +37,8 @@ def list_runs(results: str | os.PathLike[str] | None = None) -> list[RunInfo]:
     root = results_dir(results) / "runs"
     out = []
     for folder in sorted(root.glob("*")) if root.exists() else []:
-        log = folder / "events.jsonl"
-        if not log.exists():
+        log = log_in(folder)
+        if log is None:
             continue
         size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
         events = episodes = None
@@ -121,3 +121,19 @@ def prune_runs(runs: list[RunInfo]) -> int:
         freed += r.bytes
         shutil.rmtree(r.path, ignore_errors=True)
     return freed
+
+
+def compress_finished(results: str | os.PathLike[str] | None, since: float) -> int:
+    """Compress the logs of runs that started at or after ``since`` and have closed (their index was saved after the
+    last write); a run still being written, or killed, stays plain. Returns the bytes saved."""
+    saved = 0
+    for r in list_runs(results):
+        plain = r.path / LOG_NAME
+        index = r.path / INDEX_NAME
+        if not plain.exists() or not index.exists() or _run_time(r) < since - 1:
+            continue
+        if index.stat().st_mtime < plain.stat().st_mtime:
+            continue  # written after its index: still open, or reopened by a rerun
+        before = plain.stat().st_size
+        saved += before - compress_log(plain).stat().st_size
+    return saved

@@ -10,6 +10,7 @@ from pathlib import Path
 from tomlib.errors import UsageError
 from tomlib.paths import results_dir, webdeps_dir
 from tomlib.redact import redact_file
+from tomlib.trace._index import log_in
 
 STATIC = "_static"
 _FONTS = ("*.woff2", "*.woff", "*.ttf", "*.eot", "*.svg")
@@ -18,9 +19,9 @@ _FONTS = ("*.woff2", "*.woff", "*.ttf", "*.eot", "*.svg")
 def find_run(run: str, results: str | os.PathLike[str] | None = None) -> str:
     """A run id, or the newest run whose id starts with ``run`` (an experiment name such as ``adaptive_tom.table1``)."""
     runs = results_dir(results) / "runs"
-    if (runs / run / "events.jsonl").exists():
+    if log_in(runs / run) is not None:
         return run
-    hits = sorted(p.name for p in runs.glob(f"{run}*") if (p / "events.jsonl").exists()) if runs.exists() else []
+    hits = sorted(p.name for p in runs.glob(f"{run}*") if log_in(p) is not None) if runs.exists() else []
     if not hits:
         have = sorted({p.name.rsplit("-", 3)[0] for p in runs.glob("*")}) if runs.exists() else []
         raise UsageError(

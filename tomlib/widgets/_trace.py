@@ -138,7 +138,8 @@ class Trace:
     """Run-log events indexed by episode; step views are computed on demand and only for what is asked."""
 
     def __init__(self, events: pd.DataFrame):
-        self._lazy: dict[tuple[str, str, str, int], tuple[Path, list[int], list[int]]] = {}
+        # where an undrawn episode's lines are: its log, offsets, lengths, and the log's gzip members if compressed
+        self._lazy: dict[tuple[str, str, str, int], tuple[Path, list[int], list[int], list[Any]]] = {}
         self._n_events = len(events)
         self.events = events.reset_index(drop=True)
         keyed = self.events.dropna(subset=["episode"]).astype({"episode": int})
@@ -177,7 +178,8 @@ class Trace:
             cond_rank = {c: i for i, c in enumerate(dict.fromkeys(c for c, _ in idx.episodes))}
             ep_rank = {e: i for i, e in enumerate(dict.fromkeys(e for _, e in idx.episodes))}
             for _key, ep in sorted(idx.episodes.items(), key=lambda kv: (cond_rank[kv[0][0]], ep_rank[kv[0][1]])):
-                self._lazy[(idx.run_id, idx.experiment, ep.condition, ep.episode)] = (path, ep.offsets, ep.lengths)
+                key = (idx.run_id, idx.experiment, ep.condition, ep.episode)
+                self._lazy[key] = (path, ep.offsets, ep.lengths, idx.blocks)
                 p = ep.score or {}
                 rows.append(
                     [
@@ -263,8 +265,8 @@ class Trace:
         if ref not in self._cache:
             key = (ref.run_id, ref.experiment, ref.condition, ref.episode)
             if key in self._lazy:
-                path, offsets, lengths = self._lazy[key]
-                self._cache[ref] = _Episode.of(events_frame(read_lines(path, offsets, lengths)))
+                path, offsets, lengths, blocks = self._lazy[key]
+                self._cache[ref] = _Episode.of(events_frame(read_lines(path, offsets, lengths, blocks)))
                 return self._cache[ref]
             idx = self._groups.get(key)
             if idx is None:
