@@ -30,6 +30,7 @@ from tomlib.llm._budget import ENV_LEDGER
 from tomlib.paths import store_path
 from tomlib.report._tables import ENV_TABLES_MANIFEST
 from tomlib.runner._execute import execute_one
+from tomlib.trace._log import ENV_RUNS_MANIFEST
 from tomlib.trace._runs import compress_finished
 
 # Passed from the driver to every task. Paths apply only where the worker shares the driver's filesystem.
@@ -170,8 +171,8 @@ def execute_task(task: NotebookTask) -> TaskOutcome:
     env = dict(task.env) if shared else {k: v for k, v in task.env.items() if k in PLAIN_VARS}
     with tempfile.TemporaryDirectory(prefix="tomlib-task-") as tmp:
         scratch = Path(tmp)
-        manifest = scratch / "tables.txt"
-        env[ENV_TABLES_MANIFEST] = str(manifest)
+        manifest, runs = scratch / "tables.txt", scratch / "runs.txt"
+        env[ENV_TABLES_MANIFEST], env[ENV_RUNS_MANIFEST] = str(manifest), str(runs)
         params = dict(task.params)
         if shared:
             notebook, output, results = Path(task.notebook), Path(task.output), Path(task.results)
@@ -188,7 +189,8 @@ def execute_task(task: NotebookTask) -> TaskOutcome:
         started = time.time()
         with _environ(env):
             status, seconds, error = execute_one(notebook, output, params, on_cell=_cell_reporter(task.key))
-            compress_finished(params.get("results_dir") or None, started)  # the run logs this notebook closed
+            if runs.exists():  # the run logs this notebook wrote, now closed
+                compress_finished([Path(line) for line in runs.read_text().split("\n") if line])
             responses = b"" if shared else _recorded_since(started)
         tables = manifest.read_text().split() if manifest.exists() else []
         outcome = TaskOutcome(

@@ -37,6 +37,7 @@ from tomlib.trace._index import GZ_NAME, SUMMARY_KINDS, RunIndex, decompress_log
 if TYPE_CHECKING:
     from tomlib.llm import CallRecord, ChatModel
 
+ENV_RUNS_MANIFEST = "TOMLIB_RUNS_MANIFEST"  # set by the runner: every run a kernel opens is named there
 FLUSH_INTERVAL_S = 0.1
 """The longest an event waits in memory before it reaches the file (see the module docstring)."""
 FLUSH_BYTES = 1 << 20
@@ -147,6 +148,10 @@ class RunLog:
         self.path = self.dir / "events.jsonl"
         self._redact = Redactor()
         self._lock = threading.Lock()
+        manifest = os.environ.get(ENV_RUNS_MANIFEST)
+        if manifest:  # the runner compresses the logs a notebook wrote once it has finished (and only those)
+            with open(manifest, "a", encoding="utf-8") as fh:
+                fh.write(f"{self.dir}\n")
         if not self.path.exists() and (self.dir / GZ_NAME).exists():
             decompress_log(self.dir / GZ_NAME)  # a rerun appends to a run that was compressed when it finished
         existing = self.path.exists() and self.path.stat().st_size > 0

@@ -123,17 +123,14 @@ def prune_runs(runs: list[RunInfo]) -> int:
     return freed
 
 
-def compress_finished(results: str | os.PathLike[str] | None, since: float) -> int:
-    """Compress the logs of runs that started at or after ``since`` and have closed (their index was saved after the
-    last write); a run still being written, or killed, stays plain. Returns the bytes saved."""
+def compress_finished(folders: list[Path]) -> int:
+    """Compress the logs in these run folders that have closed (their index was saved after the last write); a run
+    still being written, or killed, stays plain. Returns the bytes saved."""
     saved = 0
-    for r in list_runs(results):
-        plain = r.path / LOG_NAME
-        index = r.path / INDEX_NAME
-        if not plain.exists() or not index.exists() or _run_time(r) < since - 1:
-            continue
-        if index.stat().st_mtime < plain.stat().st_mtime:
-            continue  # written after its index: still open, or reopened by a rerun
+    for folder in dict.fromkeys(folders):
+        plain, index = folder / LOG_NAME, folder / INDEX_NAME
+        if not plain.exists() or not index.exists() or index.stat().st_mtime < plain.stat().st_mtime:
+            continue  # gone, never closed, or written after its index (still open, or reopened by a rerun)
         before = plain.stat().st_size
         saved += before - compress_log(plain).stat().st_size
     return saved
