@@ -90,3 +90,31 @@ def test_unknown_agent_and_task_are_clear_errors() -> None:
         at.Setup().agent("ToM-9x")
     with pytest.raises(ValueError, match="unknown task 'chess'"):
         at.load_task("chess")
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        ({"episodes": "five"}, "episodes must be a whole number; got 'five'"),
+        ({"episodes": 2.5}, "episodes must be a whole number; got 2.5"),
+        ({"llm_episodes": 0}, "llm_episodes must be at least 1"),
+        ({"model": "gtp-4o"}, "Unknown model 'gtp-4o'"),
+        ({"llm_mode": "replya"}, "llm_mode must be replay, auto or record"),
+        ({"tasks": "memory_1,gaem1"}, r"tasks: unknown \['gaem1'\]; choose from memory_1"),
+        ({"llm_agents": "ToM-3"}, r"llm_agents: unknown \['ToM-3'\]"),
+    ],
+)
+def test_notebook_parameters_are_checked_before_any_work(change: dict[str, object], error: str) -> None:
+    good: dict[str, object] = {
+        "model": "local",
+        "llm_mode": "replay",
+        "episodes": 30,
+        "llm_episodes": 1,
+        "seed": 42,
+        "tasks": "memory_1,game1",
+        "llm_tasks": "memory_1",
+        "llm_agents": "ToM-0,Greedy",
+    }
+    at.check_parameters(**good)  # type: ignore[arg-type]
+    with pytest.raises(Exception, match=error):
+        at.check_parameters(**{**good, **change})  # type: ignore[arg-type]

@@ -95,6 +95,7 @@ def test_exported_notebook_explorer_works_without_a_kernel_or_the_internet(
         assert not [u for u in blocked if "mathjax" not in u.lower()], blocked
         icons = "[...document.fonts].some(f => f.family.startsWith('Font Awesome') && f.status === 'loaded')"
         page.wait_for_function(icons, timeout=10_000)  # the play/pause icons are drawn, not empty boxes
+        assert not page.get_by_text("reload logs").is_visible()  # a saved page has no kernel to reload with
 
         def shown() -> str:
             return [h for h in page.locator(".tx > h4").all() if h.is_visible()][-1].inner_text()

@@ -23,6 +23,7 @@ from tomlib.agents import AdaptiveToMAgent, Agent, EpisodeResult, FormalToMAgent
 from tomlib.agents.llm import LLMPredictor, LLMResponder, LLMToM, LLMToMAgent
 from tomlib.agents.partners import GreedyAgent, PartnerUnavailable, pbt_partner
 from tomlib.envs import Game, NoExactModel, load_game
+from tomlib.experiments._checks import check_models, check_names, check_whole
 from tomlib.llm import ChatModel
 from tomlib.report import attach_paper_values
 from tomlib.trace import RunLog
@@ -107,6 +108,36 @@ class Reproduction:
     table: pd.DataFrame
     episodes: pd.DataFrame
     run_id: str
+
+
+AGENT_NAMES = ["ToM-0", "ToM-1", "ToM-2", *ATOM.values(), "Greedy", "PBT"]
+
+
+def check_parameters(
+    *,
+    model: str,
+    llm_mode: str,
+    episodes: Any,
+    llm_episodes: Any,
+    seed: Any,
+    tasks: Any = None,
+    llm_tasks: Any = None,
+    llm_agents: Any = None,
+) -> None:
+    """Notebooks 01-05's parameters, before any work: whole repetition counts, a configured model (or "" for
+    none), a known mode, and known task and agent names."""
+    check_whole("episodes", episodes, 1)
+    check_whole("llm_episodes", llm_episodes, 1)
+    check_whole("seed", seed, None)
+    if not isinstance(model, str):
+        raise TypeError(f'parameter model must be a model name from configs/models.yaml or ""; got {model!r}')
+    if model:
+        check_models(model, llm_mode)
+    for name, value in (("tasks", tasks), ("llm_tasks", llm_tasks)):
+        if value is not None:
+            check_names(name, value, list(TASKS))
+    if llm_agents is not None:
+        check_names("llm_agents", llm_agents, AGENT_NAMES)
 
 
 def load_task(task: str, tasks: dict[str, str] = TASKS) -> Game:

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from tomlib.datasets import CodeTask, humaneval, mbpp
+from tomlib.experiments._checks import check_counts, check_models
 from tomlib.experiments._jobs import run_jobs
 from tomlib.llm import ChatModel, get_model_config
 from tomlib.programming import Episode, TeamConfig, check_episodes, run_episode
@@ -78,29 +79,6 @@ def check_parameters(models: str, *, llm_mode: str, humaneval_tasks: Any, mbpp_t
     """Check a notebook's parameters before any work; return the model names. Errors name the parameter and fix."""
     check_counts(humaneval_tasks=humaneval_tasks, mbpp_tasks=mbpp_tasks, seeds=seeds)
     return check_models(models, llm_mode)
-
-
-def check_counts(**counts: Any) -> None:
-    """Whole numbers >= 0 (``seeds`` >= 1); a count of 0 means all of them."""
-    for name, v in counts.items():
-        if not isinstance(v, int) or isinstance(v, bool):
-            raise TypeError(f"parameter {name} must be a whole number; got {v!r}")
-        if name == "seeds" and v < 1:
-            raise ValueError("parameter seeds must be at least 1 (the paper's Tables 10-12: 3)")
-        if v < 0:
-            raise ValueError(f"parameter {name} counts items from the start of its set (0 = all); got {v}")
-
-
-def check_models(models: str, llm_mode: str) -> list[str]:
-    """The comma-separated model names, each in configs/models.yaml, and a known ``llm_mode``."""
-    if llm_mode not in ("replay", "auto", "record"):
-        raise ValueError(f"parameter llm_mode must be replay, auto or record; got {llm_mode!r}")
-    names = [m.strip() for m in str(models).split(",") if m.strip()]
-    if not names:
-        raise ValueError('parameter models names no model; give e.g. models = "local"')
-    for name in names:
-        get_model_config(name)  # raises with the list of configured models
-    return names
 
 
 def model_label(model: str) -> str:

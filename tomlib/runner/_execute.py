@@ -232,7 +232,11 @@ def export_html(notebook: Path) -> Path:
     loads its scripts from a folder beside it when they were fetched, so the results folder works offline."""
     from nbconvert import HTMLExporter
 
+    from tomlib.widgets._explorer import NEEDS_KERNEL
+
     body, _ = HTMLExporter(**page_scripts(notebook.parent)).from_filename(str(notebook))
+    hide = f"<style>.{NEEDS_KERNEL}{{display:none !important}}</style>"  # a saved page has no kernel
+    body = body.replace("</head>", hide + "</head>", 1)
     out = notebook.with_suffix(".html")
     out.write_text(redact_text(body), encoding="utf-8")
     return out

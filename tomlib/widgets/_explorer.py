@@ -26,6 +26,9 @@ NOT_DRAWN = (
 )
 
 
+NEEDS_KERNEL = "tomlib-needs-kernel"  # CSS class of controls that do nothing without a kernel
+
+
 def _as_trace(runs: Trace | pd.DataFrame | Iterable[Any] | None, results: str | None) -> Trace:
     if isinstance(runs, Trace):
         return runs
@@ -101,6 +104,7 @@ class TraceExplorer(W.VBox):
             description="reload logs", tooltip="read the run logs again (a live run keeps appending)", icon="refresh"
         )
         self.reload_button.on_click(lambda _: self.reload())
+        self.reload_button.add_class(NEEDS_KERNEL)  # an exported page hides it: there is no kernel to reload with
         self.reload_button.layout.display = None if self._load else "none"
         controls = W.VBox([W.HBox([self.run, self.agent, self.reload_button]), self.condition, self.episode])
         super().__init__([controls, self.status, self.episodes])
