@@ -21,7 +21,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +69,6 @@ class TaskOutcome:
     files: bytes = b""  # tar.gz of the run's results folder, plus ``__notebook__.ipynb``
     responses: bytes = b""  # gzip JSONL transcript of the responses recorded during the task
     ledger: bytes = b""  # the task's budget ledger lines (remote workers only)
-    merged: dict[str, int] = field(default_factory=dict)
 
 
 def driver_env() -> dict[str, str]:
@@ -228,7 +227,7 @@ def receive(task: NotebookTask, outcome: TaskOutcome) -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / "recorded.jsonl.gz"
                 path.write_bytes(outcome.responses)
-                outcome.merged["responses"] = store.import_file(path)
+                store.import_file(path)
         finally:
             store.close()
     ledger = task.env.get(ENV_LEDGER)
