@@ -69,3 +69,25 @@ def test_worked_example_walks_to_consistency_and_takes_a_students_beliefs() -> N
     assert all(len(b["facts"]) < len(a["facts"]) for a, b in itertools.pairwise(steps))
     mine = tom_ib.worked_example(["at(food_agent,d2).", "connected(d1,d4)."])
     assert list(mine[0]["verdict"].core) == ["connected(d1,d4)."] and mine[1]["verdict"].consistent
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        ({"trials": "3"}, "trials must be a whole number"),
+        ({"configs": "Base,TOM"}, r"configs: unknown \['TOM'\]; choose from Base, ToM, IB, ToM\+IB"),
+        ({"decrease_rule": "cod"}, "decrease_rule must be paper or code"),
+        ({"model": "gpt4"}, "Unknown model 'gpt4'"),
+    ],
+)
+def test_notebook_parameters_are_checked_before_any_work(change: dict[str, object], error: str) -> None:
+    good: dict[str, object] = {
+        "model": "local",
+        "llm_mode": "replay",
+        "configs": "Base,ToM,IB,ToM+IB",
+        "trials": 1,
+        "decrease_rule": "paper",
+    }
+    tom_ib.check_parameters(**good)  # type: ignore[arg-type]
+    with pytest.raises(Exception, match=error):
+        tom_ib.check_parameters(**{**good, **change})  # type: ignore[arg-type]

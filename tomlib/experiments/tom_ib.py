@@ -16,6 +16,7 @@ from tomlib.agents.bdi import CONFIGS, BDIAgent, Counters, TeamMemory
 from tomlib.agents.city import HeuristicTeam, run_heuristic
 from tomlib.asp import optimal_plan
 from tomlib.envs.city import AGENTS, City, CityParams
+from tomlib.experiments._checks import check_models, check_names, check_whole
 from tomlib.llm import ChatModel
 from tomlib.trace import RunLog
 
@@ -119,6 +120,19 @@ def references(params: CityParams | None = None) -> pd.DataFrame:
             },
         ]
     )
+
+
+def check_parameters(*, model: Any, llm_mode: str, configs: Any, trials: Any, decrease_rule: Any) -> None:
+    """Notebook 06's parameters, before any work: configured models (or "" for the references only), a known mode,
+    known configurations (§4.1), a whole number of trials and a known health-loss rule."""
+    check_whole("trials", trials, 1)
+    if not isinstance(model, str):
+        raise TypeError(f'parameter model must be comma-separated names from configs/models.yaml or ""; got {model!r}')
+    if model.strip():
+        check_models(model, llm_mode)
+    check_names("configs", configs, list(CONFIGS))
+    if decrease_rule not in ("paper", "code"):
+        raise ValueError(f"parameter decrease_rule must be paper or code; got {decrease_rule!r}")
 
 
 async def fig5(
