@@ -430,13 +430,18 @@ def wide_accuracy(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def importance_wide(table: pd.DataFrame) -> pd.DataFrame:
-    """Importance per role (rows) without / with 2-ToM, ours and the paper's, and the relative change (%)."""
+    """Importance per role (rows) without / with 2-ToM, ours and the paper's, and the relative change (%); a cell we
+    did not run says "not run", one the paper does not print "not printed"."""
     t = table[table["metric"].isin(["importance_score", "importance_score_pct_change"])].copy()
     keys = [c for c in ("task", "role") if c in t.columns]
     t["column"] = t["method"] + np.where(t["metric"] == "importance_score", "", " % change")
-    ours = t.pivot_table(index=keys, columns="column", values="value", aggfunc="first")
-    paper = t.pivot_table(index=keys, columns="column", values="paper_value", aggfunc="first")
-    return pd.concat({"ours": ours, "paper": paper}, axis=1)
+    ours = t.pivot_table(index=keys, columns="column", values="value", aggfunc="first", dropna=False)
+    paper = t.pivot_table(index=keys, columns="column", values="paper_value", aggfunc="first", dropna=False)
+
+    def said(frame: pd.DataFrame, missing: str) -> pd.DataFrame:  # words, not NaN, for an empty cell
+        return frame.round(3).astype(object).where(frame.notna(), missing)
+
+    return pd.concat({"ours": said(ours, "not run"), "paper": said(paper, "not printed")}, axis=1)
 
 
 def plot_importance(table: pd.DataFrame, benchmark: str) -> Any:
