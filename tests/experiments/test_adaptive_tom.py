@@ -118,3 +118,14 @@ def test_notebook_parameters_are_checked_before_any_work(change: dict[str, objec
     at.check_parameters(**good)  # type: ignore[arg-type]
     with pytest.raises(Exception, match=error):
         at.check_parameters(**{**good, **change})  # type: ignore[arg-type]
+
+
+def test_the_estimate_counts_each_agent_types_calls_per_step_to_the_step_limit() -> None:
+    # memory_1 lasts 15 rounds: ToM-1 asks 2 decisions a step, ToM-0 one, A-ToM six, Greedy none
+    one = at.estimate("local", [(("ToM-1", "ToM-0"), "memory_1")], 2, at.TASKS)
+    assert one.calls == 2 * 15 * (2 + 1) and one.usd == 0.0
+    cells = [(("A-ToM (Hedge)", "Greedy"), "memory_1"), (("ToM-2", "ToM-2"), "memory_1")]
+    both = at.estimate("local", cells, 1, at.TASKS)
+    assert both.calls == 15 * 6 + 15 * 6
+    priced = at.estimate("gpt-4o-mini", [(("ToM-0", "ToM-0"), "memory_1")], 1, at.TASKS)
+    assert priced.usd is not None and priced.usd > 0 and priced.prompt_tokens == 30 * at.TOKENS_PER_CALL[0]

@@ -190,6 +190,29 @@ def _missing_rows(base: dict[str, Any], metric: str, source: str, why: str) -> l
     ]
 
 
+# model calls per step of each agent type (before re-asks): a ToM-k chain asks orders k, k-1, ..., 0 once each; A-ToM
+# asks its three hypothetical partners' chains (five distinct decisions, shared within a step) and its responder
+CALLS_PER_STEP = {"ToM-0": 1, "ToM-1": 2, "ToM-2": 3, "A-ToM (FTL)": 6, "A-ToM (Hedge)": 6, "Greedy": 0, "PBT": 0}
+TOKENS_PER_CALL = (450, 96)  # our guess of a decision prompt; 96 is the decision's max_tokens
+
+
+def estimate(model: str, cells: Sequence[tuple[tuple[str, str], str]], episodes: int, tasks: dict[str, str]) -> Any:
+    """Calls, tokens and USD of playing ``cells`` = ((player 1, player 2), task) for ``episodes`` each, from scratch:
+    an upper bound, every episode taken to the task's step limit (grid and Overcooked episodes often end sooner)."""
+    from tomlib.experiments.coalition_programming import price
+
+    horizon = {t: load_task(t, tasks).info.horizon for t in dict.fromkeys(t for _, t in cells)}
+    calls = sum(episodes * horizon[t] * (CALLS_PER_STEP[a] + CALLS_PER_STEP[b]) for (a, b), t in cells)
+    return price(model, calls, TOKENS_PER_CALL)
+
+
+def _announce(setup: Setup, cells: Sequence[tuple[tuple[str, str], str]], episodes: int, tasks: dict[str, str]) -> None:
+    """Print the estimate before live work (replayed calls cost nothing, so replay prints none)."""
+    if setup.model != "formal" and setup.llm_mode != "replay":
+        line = estimate(setup.model, cells, episodes, tasks).line(setup.model)
+        print(f"{line} (an upper bound: every episode at its step limit)")
+
+
 async def _run_table(
     table_id: str,
     cells: list[tuple[dict[str, Any], tuple[str, str], str]],
@@ -206,6 +229,7 @@ async def _run_table(
     from tqdm.auto import tqdm
 
     experiment = f"{PAPER_ID}.{table_id}"
+    _announce(setup, [(players, task) for _, players, task in cells], episodes, tasks)
     log = RunLog(
         experiment,
         run_id=run_id,
@@ -550,6 +574,7 @@ async def table3(
             unavailable[a] = str(exc)
     playable = [a for a in agents if a not in unavailable]
     pairs = [(a, b) for a in playable for b in playable if a != b]
+    _announce(setup, [(pair, "overcooked") for pair in pairs], episodes, TASKS)
     scores: dict[str, list[float]] = {a: [] for a in playable}
     per_episode = []
     bar = tqdm(total=len(pairs) * episodes, desc=f"{PAPER_ID}.table3 ({setup.source})", disable=not progress)
