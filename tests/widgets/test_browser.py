@@ -62,6 +62,18 @@ def offline(blocked: list[str]) -> Any:
     return route
 
 
+ICONS_LOADED = "[...document.fonts].some(f => f.family.startsWith('Font Awesome') && f.status === 'loaded')"
+
+
+def open_offline(p: Any, chromium: str, page_file: Path, blocked: list[str]) -> tuple[Any, Any]:
+    """A headless Chromium on ``page_file`` with every network request refused and noted in ``blocked``."""
+    browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+    page = browser.new_page(viewport={"width": 1200, "height": 1000})
+    page.route("**/*", offline(blocked))
+    page.goto(page_file.as_uri())
+    return browser, page
+
+
 def wait_for_header(page: Any, text: str) -> None:
     """Wait until a visible step header contains ``text`` (the page updates without a kernel, asynchronously)."""
     js = "t => [...document.querySelectorAll('.tx > h4')].some(h => h.offsetParent && h.innerText.includes(t))"
@@ -85,16 +97,12 @@ def test_exported_notebook_explorer_works_without_a_kernel_or_the_internet(
     shots.mkdir(parents=True, exist_ok=True)
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
-        page = browser.new_page(viewport={"width": 1200, "height": 1000})
         blocked: list[str] = []
-        page.route("**/*", offline(blocked))
-        page.goto(page_file.as_uri())
+        browser, page = open_offline(p, chromium, page_file, blocked)
         page.wait_for_selector(".tx > h4", timeout=60_000)
-        # the widget scripts and icon fonts came from _static/ beside the page (only MathJax was refused)
+        # the widget scripts and icon fonts came from beside the page (only MathJax was refused)
         assert not [u for u in blocked if "mathjax" not in u.lower()], blocked
-        icons = "[...document.fonts].some(f => f.family.startsWith('Font Awesome') && f.status === 'loaded')"
-        page.wait_for_function(icons, timeout=10_000)  # the play/pause icons are drawn, not empty boxes
+        page.wait_for_function(ICONS_LOADED, timeout=10_000)  # the play/pause icons are drawn, not empty boxes
         assert not page.get_by_text("reload logs").is_visible()  # a saved page has no kernel to reload with
 
         def shown() -> str:
@@ -139,15 +147,11 @@ def test_view_page_works_without_jupyter_or_the_internet(isolated: Path, monkeyp
     assert (page_file.parent / "_static" / "embed.js").exists()
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
-        page = browser.new_page(viewport={"width": 1200, "height": 1000})
         blocked: list[str] = []
-        page.route("**/*", offline(blocked))
-        page.goto(page_file.as_uri())
+        browser, page = open_offline(p, chromium, page_file, blocked)
         wait_for_header(page, "game1:ToM-1 vs ToM-2 · episode 0 — step 1")
         assert blocked == []
-        icons = "[...document.fonts].some(f => f.family.startsWith('Font Awesome') && f.status === 'loaded')"
-        page.wait_for_function(icons, timeout=10_000)
+        page.wait_for_function(ICONS_LOADED, timeout=10_000)
         assert not page.get_by_text("reload logs").is_visible()  # no kernel to reload with
         page.locator(".widget-dropdown:has(label:text-is('episode')) select").last.select_option(index=1)
         wait_for_header(page, "episode 1 — step 1")

@@ -24,6 +24,7 @@ from tomlib.agents.llm import LLMPredictor, LLMResponder, LLMToM, LLMToMAgent
 from tomlib.agents.partners import GreedyAgent, PartnerUnavailable, pbt_partner
 from tomlib.envs import Game, NoExactModel, load_game
 from tomlib.experiments._checks import check_models, check_names, check_whole
+from tomlib.experiments._cost import Estimate, price
 from tomlib.llm import ChatModel
 from tomlib.report import attach_paper_values
 from tomlib.trace import RunLog
@@ -196,11 +197,11 @@ CALLS_PER_STEP = {"ToM-0": 1, "ToM-1": 2, "ToM-2": 3, "A-ToM (FTL)": 6, "A-ToM (
 TOKENS_PER_CALL = (450, 96)  # our guess of a decision prompt; 96 is the decision's max_tokens
 
 
-def estimate(model: str, cells: Sequence[tuple[tuple[str, str], str]], episodes: int, tasks: dict[str, str]) -> Any:
+def estimate(
+    model: str, cells: Sequence[tuple[tuple[str, str], str]], episodes: int, tasks: dict[str, str]
+) -> Estimate:
     """Calls, tokens and USD of playing ``cells`` = ((player 1, player 2), task) for ``episodes`` each, from scratch:
     an upper bound, every episode taken to the task's step limit (grid and Overcooked episodes often end sooner)."""
-    from tomlib.experiments.coalition_programming import price
-
     horizon = {t: load_task(t, tasks).info.horizon for t in dict.fromkeys(t for _, t in cells)}
     calls = sum(episodes * horizon[t] * (CALLS_PER_STEP[a] + CALLS_PER_STEP[b]) for (a, b), t in cells)
     return price(model, calls, TOKENS_PER_CALL)

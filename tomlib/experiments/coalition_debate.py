@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from tomlib.debate import Debate, DebateConfig, cooperation_rate, run_debate, win_rates
-from tomlib.experiments.coalition_programming import Estimate, check_counts, check_models, price
+from tomlib.experiments._checks import check_counts, check_models
+from tomlib.experiments._cost import Estimate, price
 from tomlib.llm import ChatModel
 from tomlib.report import attach_paper_values
 from tomlib.trace import RunLog

@@ -28,8 +28,9 @@ import pandas as pd
 
 from tomlib.datasets import CodeTask, humaneval, mbpp
 from tomlib.experiments._checks import check_counts, check_models
+from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import run_jobs
-from tomlib.llm import ChatModel, get_model_config
+from tomlib.llm import ChatModel
 from tomlib.programming import Episode, TeamConfig, check_episodes, run_episode
 from tomlib.report import attach_paper_values
 from tomlib.trace import RunLog
@@ -86,39 +87,10 @@ def model_label(model: str) -> str:
     return PAPER_MODELS.get(model, model)
 
 
-@dataclass
-class Estimate:
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
-    usd: float | None
-
-    def line(self, model: str) -> str:
-        cost = "no price configured" if self.usd is None else f"about ${self.usd:,.2f}"
-        return (
-            f"{model}: {self.calls:,} model calls (before re-asks), about "
-            f"{self.prompt_tokens + self.completion_tokens:,} tokens, {cost}. Recorded calls are reused and cost "
-            "nothing."
-        )
-
-
 def estimate(model: str, configs: Sequence[TeamConfig], n_tasks: int, seeds: int) -> Estimate:
     """Calls, tokens and USD of running ``configs`` on ``n_tasks`` tasks × ``seeds`` from scratch (our token guess)."""
     calls = sum(cfg.rounds * (cfg.engineers + 2) for cfg in configs) * n_tasks * seeds
     return price(model, calls, TOKENS_PER_CALL)
-
-
-def price(model: str, calls: int, tokens_per_call: tuple[int, int]) -> Estimate:
-    """Tokens and USD of ``calls`` calls of ``model`` at (prompt, completion) tokens per call; USD is None when the
-    model has no price configured and needs a key, 0 for local and keyless endpoints."""
-    p, c = calls * tokens_per_call[0], calls * tokens_per_call[1]
-    mc = get_model_config(model)
-    usd = None
-    if mc.price_per_1k_input is not None and mc.price_per_1k_output is not None:
-        usd = p / 1000 * mc.price_per_1k_input + c / 1000 * mc.price_per_1k_output
-    elif mc.kind == "local" or mc.api_key_env is None:
-        usd = 0.0
-    return Estimate(calls, p, c, usd)
 
 
 @dataclass

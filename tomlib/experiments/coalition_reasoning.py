@@ -23,15 +23,10 @@ import pandas as pd
 
 from tomlib.choices import accuracy
 from tomlib.datasets import ChoiceQuestion, CodeTask, aqua_rat, humaneval, mmlu
+from tomlib.experiments._checks import check_counts, check_models
+from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import run_jobs
-from tomlib.experiments.coalition_programming import (
-    Estimate,
-    check_counts,
-    check_models,
-    model_label,
-    pass_at_1,
-    price,
-)
+from tomlib.experiments.coalition_programming import model_label, pass_at_1
 from tomlib.llm import ChatModel
 from tomlib.reasoning import (
     CODE_ROLES,

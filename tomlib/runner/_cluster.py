@@ -29,7 +29,7 @@ from tomlib.errors import UsageError
 from tomlib.llm._budget import ENV_LEDGER
 from tomlib.paths import store_path
 from tomlib.report._tables import ENV_TABLES_MANIFEST
-from tomlib.runner._execute import execute_one
+from tomlib.runner._execute import environ, execute_one
 from tomlib.trace._log import ENV_RUNS_MANIFEST
 from tomlib.trace._runs import compress_finished
 
@@ -90,21 +90,6 @@ def _sees(token: tuple[str, str]) -> bool:
         return Path(token[0]).read_text() == token[1]
     except OSError:
         return False
-
-
-@contextlib.contextmanager
-def _environ(values: dict[str, str]) -> Iterator[None]:
-    """Set variables for the task (a worker runs one task at a time, so the kernel it starts inherits them)."""
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _tar(folder: Path, notebook: Path) -> bytes:
@@ -186,7 +171,7 @@ def execute_task(task: NotebookTask) -> TaskOutcome:
                 (scratch / "ledger.jsonl").write_text(seed + "\n")
                 env[ENV_LEDGER] = str(scratch / "ledger.jsonl")
         started = time.time()
-        with _environ(env):
+        with environ(env):
             status, seconds, error = execute_one(notebook, output, params, on_cell=_cell_reporter(task.key))
             if runs.exists():  # the run logs this notebook wrote, now closed
                 compress_finished([Path(line) for line in runs.read_text().split("\n") if line])

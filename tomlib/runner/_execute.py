@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -61,10 +62,17 @@ def find_notebooks(names: Sequence[str] = (), directory: str | os.PathLike[str] 
 
 
 def declared_parameters(notebook: Path) -> dict[str, Any]:
-    """The notebook's ``parameters`` cell, as papermill reads it (name → info)."""
+    """The notebook's ``parameters`` cell, as papermill reads it (name → info); read once per version of the file
+    (a sweep asks for every grid point, a run for every check)."""
+    st = notebook.stat()
+    return dict(_inspect(str(notebook), st.st_mtime_ns, st.st_size))
+
+
+@functools.lru_cache(maxsize=64)
+def _inspect(path: str, _mtime_ns: int, _size: int) -> dict[str, Any]:
     import papermill
 
-    return dict(papermill.inspect_notebook(str(notebook)))
+    return dict(papermill.inspect_notebook(path))
 
 
 def parameters_for(
@@ -151,6 +159,7 @@ CellHook = Callable[[int, int, str], None]  # (cell index, cell count, the cell'
 _ENGINE = "tomlib"
 
 
+@functools.cache
 def _register_engine() -> None:
     """papermill's nbclient engine, telling ``on_cell`` (an execute_notebook keyword) which cell starts."""
     from papermill.engines import NBClientEngine, papermill_engines
@@ -269,10 +278,17 @@ def budget_env(budget: Budget | None, results: Path) -> Iterator[Path | None]:
         ENV_MAX_USD: str(budget.max_usd) if budget.max_usd is not None else "",
         ENV_LEDGER: str(ledger),
     }
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
+    with environ(env):
         yield ledger
+
+
+@contextlib.contextmanager
+def environ(values: dict[str, str]) -> Iterator[None]:
+    """Set environment variables for the block (kernels started inside inherit them), then restore them."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
     finally:
         for k, v in saved.items():
             if v is None:
