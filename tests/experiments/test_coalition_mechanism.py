@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tomlib.experiments import coalition_mechanism as cm
 from tomlib.report import validate_results
 
@@ -39,3 +41,13 @@ def test_algorithm1_runs_log_every_round_and_appendix_g_follows_the_contract(iso
     validate_results(table)
     assert set(table["metric"]) == {"stable_exists_rate", "dynamics_converged_rate", "dynamics_cycle_rate"}
     assert len(per) == 3 * 6
+
+
+def test_check_hints_holds_each_parameter_to_its_type_hint() -> None:
+    from tomlib.experiments import check_hints
+
+    ns = {"__annotations__": {"trials": int, "lam": float, "name": str}, "trials": 3, "lam": 1, "name": "x"}
+    check_hints(ns)  # an int is a fine float
+    for bad in ({"trials": "five"}, {"trials": True}, {"lam": "1.0"}, {"name": 3}):
+        with pytest.raises(TypeError, match=f"parameter {next(iter(bad))} must be"):
+            check_hints({**ns, **bad})

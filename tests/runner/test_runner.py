@@ -152,6 +152,23 @@ def test_run_takes_parameters_and_names_a_typo_or_a_wrong_type(
     assert '"episodes": 7' in (isolated / "r" / "notebooks" / "03_typed.stamp.json").read_text()
 
 
+def test_plain_papermill_names_a_misspelled_parameter_of_a_real_notebook(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Without our runner, papermill itself logs the typo (it then runs the default), as README says."""
+    import papermill
+
+    from tomlib.paths import project_root
+
+    nb = sorted((project_root() / "notebooks").glob("01_*.ipynb"))[0]
+    with caplog.at_level("WARNING", logger="papermill"):
+        papermill.execute_notebook(
+            str(nb), str(tmp_path / "out.ipynb"), parameters={"episode": 5, "episodes": 2}, prepare_only=True
+        )
+    assert "Passed unknown parameter: episode" in caplog.text
+    assert "Passed unknown parameter: episodes" not in caplog.text
+
+
 def test_sweep_rejects_a_grid_value_of_the_wrong_type(tmp_path: Path) -> None:
     nb = write_nb(tmp_path / "x.ipynb", "results_dir: str = ''\nepisodes: int = 3", "pass")
     grid = tmp_path / "g.yaml"

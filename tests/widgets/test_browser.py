@@ -17,6 +17,7 @@ import pytest
 
 from tomlib.paths import project_root
 from tomlib.runner import run_notebooks, summarize
+from tomlib.runner._execute import export_html
 
 CHROMIUM_FLAGS = [
     "--no-sandbox",
@@ -104,6 +105,8 @@ def test_exported_notebook_explorer_works_without_a_kernel_or_the_internet(
         assert not [u for u in blocked if "mathjax" not in u.lower()], blocked
         page.wait_for_function(ICONS_LOADED, timeout=10_000)  # the play/pause icons are drawn, not empty boxes
         assert not page.get_by_text("reload logs").is_visible()  # a saved page has no kernel to reload with
+        assert page.locator(".tomlib-fallback").count() == 1  # the plain step is in the page, hidden under the widget
+        assert not page.locator(".tomlib-fallback").is_visible()
 
         def shown() -> str:
             return [h for h in page.locator(".tx > h4").all() if h.is_visible()][-1].inner_text()
@@ -127,6 +130,21 @@ def test_exported_notebook_explorer_works_without_a_kernel_or_the_internet(
         wait_for_header(page, "step 4 of")
         assert "episode 1 — step 4 of" in shown()
         page.screenshot(path=str(shots / "explorer_episode1_step4.png"))
+        browser.close()
+
+        # Exported where the scripts could not be fetched: the page asks the CDNs, which are unreachable, and shows
+        # the explorer's first step as plain HTML instead of a blank output.
+        monkeypatch.setenv("TOMLIB_WEBDEPS", str(isolated / "no-webdeps"))
+        page_file.unlink()
+        export_html(page_file.with_suffix(".ipynb"))
+        blocked = []
+        browser, page = open_offline(p, chromium, page_file, blocked)
+        fallback = page.locator(".tomlib-fallback")
+        fallback.wait_for(state="visible", timeout=20_000)
+        assert any("require" in u for u in blocked), blocked
+        assert "could not be drawn" in fallback.inner_text()
+        assert re.search(r"game1:ToM-1 vs ToM-1 · episode 0 — step 1 of \d+", fallback.inner_text())
+        page.screenshot(path=str(shots / "explorer_fallback.png"))
         browser.close()
 
 

@@ -49,3 +49,17 @@ def check_names(name: str, value: Any, known: list[str]) -> list[str]:
     if unknown or not items:
         raise ValueError(f"parameter {name}: unknown {unknown or 'empty list'}; choose from {', '.join(known)}")
     return items
+
+
+def check_hints(namespace: dict[str, Any]) -> None:
+    """Every parameter a notebook's parameters cell declares with a type hint (``trials: int = 100``) holds a value of
+    that type; pass the notebook's ``globals()``. Catches what papermill injects unchecked (``-p trials five``)."""
+    for name, hint in namespace.get("__annotations__", {}).items():
+        if not isinstance(hint, type) or name not in namespace:
+            continue
+        value = namespace[name]
+        ok = isinstance(value, hint) and not (hint in (int, float) and isinstance(value, bool))
+        if hint is float and isinstance(value, int) and not isinstance(value, bool):
+            ok = True
+        if not ok:
+            raise TypeError(f"parameter {name} must be {hint.__name__} (its parameters cell says so); got {value!r}")

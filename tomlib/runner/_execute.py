@@ -239,11 +239,15 @@ def page_scripts(folder: Path) -> dict[str, str]:
 def export_html(notebook: Path) -> Path:
     """HTML beside the executed notebook (widget state included when the notebook saved it), redacted. The page
     loads its scripts from a folder beside it when they were fetched, so the results folder works offline."""
+    import nbformat
     from nbconvert import HTMLExporter
 
     from tomlib.widgets._explorer import NEEDS_KERNEL
+    from tomlib.widgets._page import with_fallbacks
 
-    body, _ = HTMLExporter(**page_scripts(notebook.parent)).from_filename(str(notebook))
+    nb = nbformat.read(notebook, as_version=4)
+    body, _ = HTMLExporter(**page_scripts(notebook.parent)).from_notebook_node(nb)
+    body = with_fallbacks(body, nb)
     hide = f"<style>.{NEEDS_KERNEL}{{display:none !important}}</style>"  # a saved page has no kernel
     body = body.replace("</head>", hide + "</head>", 1)
     out = notebook.with_suffix(".html")

@@ -8,6 +8,7 @@ in a live kernel. Nothing is drawn before it is asked for, except the first ``pr
 
 from __future__ import annotations
 
+import html
 import io
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -27,6 +28,7 @@ NOT_DRAWN = (
 
 
 NEEDS_KERNEL = "tomlib-needs-kernel"  # CSS class of controls that do nothing without a kernel
+FALLBACK = "tomlib-fallback"  # CSS class of the plain-HTML step shown where the widgets cannot be drawn
 
 
 def _as_trace(runs: Trace | pd.DataFrame | Iterable[Any] | None, results: str | None) -> Trace:
@@ -318,7 +320,7 @@ def explore(
     prerender: int = 3,
     condition: str | None = None,
     prefer: Sequence[str] = (),
-) -> W.VBox:
+) -> ExplorerBox:
     """The summary and the explorer together, as every experiment notebook ends; ``condition`` opens the first
     run that has it at that condition (its first episodes are the ones drawn for a kernel-less page), and is an
     error when no run has it. ``prefer`` names conditions to open on if they ran, in order; when none did (a
@@ -338,6 +340,30 @@ def explore(
             if refs := refs_of(cond):
                 explorer.show(refs[0])
                 break
-    box = W.VBox([SummaryView(explorer), explorer])
-    box.explorer = explorer  # type: ignore[attr-defined]
-    return box
+    return ExplorerBox(explorer)
+
+
+class ExplorerBox(W.VBox):
+    """The summary above the explorer. Its display data also carries the step on screen as plain HTML, which a
+    front end without the widget renderer shows instead (and an exported page shows when its scripts fail)."""
+
+    def __init__(self, explorer: TraceExplorer):
+        self.explorer = explorer
+        super().__init__([SummaryView(explorer), explorer])
+
+    def fallback_html(self) -> str:
+        pane = self.explorer.current
+        where = f"{self.explorer.run.value} · {self.explorer.condition.value}"
+        body = pane.shown if pane is not None else self.explorer.status.value
+        return (
+            f"<div class='{FALLBACK}'><p style='color:#777'>The interactive explorer could not be drawn here (its "
+            "widget scripts did not load), so this is its first step as plain HTML. <code>python -m tomlib view "
+            f"{html.escape(str(self.explorer.run.value))}</code> writes a self-contained page of the whole run."
+            f"</p><p><b>{html.escape(where)}</b></p>{body}</div>"
+        )
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        data = super()._repr_mimebundle_(**kwargs)
+        if data is not None:
+            data["text/html"] = self.fallback_html()
+        return data

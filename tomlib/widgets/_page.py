@@ -3,9 +3,12 @@ internet (the widget state is embedded; the renderer and its icon fonts are copi
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 from tomlib.errors import UsageError
 from tomlib.paths import results_dir, webdeps_dir
@@ -74,3 +77,33 @@ def write_page(
     embed_minimal_html(str(path), views=[box], title=f"tomlib run {run_id}", requirejs=False, embed_url=url, cors=False)
     redact_file(path)
     return path
+
+
+_VIEW = re.compile(r'(<script type="application/vnd\.jupyter\.widget-view\+json">)(.*?)(</script>)', re.S)
+
+
+def with_fallbacks(page: str, nb: Any) -> str:
+    """Put each explorer's plain-HTML step (the ``text/html`` its display data carries) after its widget in an
+    exported page. The renderer draws a widget into a ``.widget-subarea`` just before the view's script, so one CSS
+    rule hides the fallback once the widget is drawn and leaves it on screen when the scripts never load."""
+    from tomlib.widgets._explorer import FALLBACK
+
+    fallback: dict[str, str] = {}
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            view, text = data.get("application/vnd.jupyter.widget-view+json"), data.get("text/html", "")
+            if view and FALLBACK in text:
+                fallback[view["model_id"]] = text if isinstance(text, str) else "".join(text)
+    if not fallback:
+        return page
+
+    def add(m: re.Match[str]) -> str:
+        try:
+            model = json.loads(m.group(2))["model_id"]
+        except (ValueError, KeyError, TypeError):
+            return m.group(0)
+        return m.group(0) + fallback.get(model, "")
+
+    css = f"<style>.widget-subarea:not(:empty) ~ .{FALLBACK}{{display:none}}</style>"
+    return _VIEW.sub(add, page).replace("</head>", css + "</head>", 1)
