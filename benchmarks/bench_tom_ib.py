@@ -72,11 +72,11 @@ def main() -> None:
         f"verification latency: median {statistics.median(times) * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms "
         f"(parse + ground + solve + minimal core + explanation)"
     )
-    for rule in ("paper", "code"):
+    for rule in ("paper", "authors"):
         for unit in (10, 5, 1):
-            plan = optimal_plan(CityParams(decrease_rule=rule), unit=unit, cache=False)
+            plan = optimal_plan(CityParams(dynamics=rule), unit=unit, cache=False)
             print(
-                f"optimal plan ({rule} rule, {unit}-unit amounts): final mean health {plan.mean_health:.2f}, "
+                f"optimal plan ({rule} dynamics, {unit}-unit amounts): final mean health {plan.mean_health:.2f}, "
                 f"proven optimal {plan.proven_optimal}, ground + solve {plan.solve_seconds:.2f} s"
             )
 

@@ -6,7 +6,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tomlib.asp import Checker, TranslationError, domain_facts, minimal_core, parse_facts, verify
+from tomlib.asp import (
+    Checker,
+    TranslationError,
+    domain_facts,
+    minimal_core,
+    parse_facts,
+    parse_program,
+    self_consistent,
+    verify,
+)
 from tomlib.envs.city import Action, City
 
 CITY = City()
@@ -83,3 +92,41 @@ def test_fuzz_translation_never_crashes(text: str) -> None:
     except TranslationError:
         return
     verify(CITY, STATE, "FOOD_AGENT", facts)  # whatever parsed must verify without error
+
+
+@pytest.mark.parametrize(
+    ("program", "why"),
+    [
+        (["p(f(x))."], "not nested terms"),
+        (["q(X) :- p(g(X))."], "not nested terms"),
+        (["q(X) :- not p(X)."], "no negation"),
+        (["q(X) :- p(X), X > 3."], "no comparisons"),
+        (["{p(a)}."], "single atom"),
+        (["#show p/1."], "directives"),
+        (["p(a"], "syntax error"),
+        ([], "empty"),
+        ([f"p({i})." for i in range(61)], "at most 60"),
+    ],
+)
+def test_the_authors_translation_format_refuses_what_their_validator_refuses(program: list[str], why: str) -> None:
+    with pytest.raises(TranslationError, match=why):
+        parse_program(program)
+
+
+def test_self_consistency_finds_a_minimal_core_and_never_looks_at_the_world() -> None:
+    statements = parse_program(
+        [
+            "at(food_agent,d2).",
+            "carries_nothing(food_agent).",
+            "plans_supply(food_agent,d2).",
+            "ok(x).",
+            ":- carries_nothing(A), plans_supply(A,D).",
+        ]
+    )
+    verdict = self_consistent(statements)
+    assert not verdict.consistent
+    assert set(verdict.core) == {statements[1], statements[2], statements[4]}  # ok(x) and at(...) are not needed
+    assert "The constraint :- carries_nothing(A); plans_supply(A,D)." in verdict.explanation
+    assert self_consistent(statements[:2] + statements[3:]).consistent  # false beliefs pass if nothing clashes
+    unsafe = self_consistent(parse_program(["p(a).", "q(X) :- p(Y)."]))
+    assert not unsafe.consistent and "'X' is unsafe" in unsafe.explanation

@@ -14,17 +14,24 @@ from tomlib.experiments import tom_ib
 from tomlib.report import validate_results
 from tomlib.trace import load_runs, payload_frame
 
+RETRY = "Your earlier tries this turn failed"
+
 
 def responder(request: dict) -> str:  # type: ignore[type-arg]
-    system = request["messages"][0]["content"]
-    if "Translate statements" in system:
-        # one wrong road, so IB runs always find an inconsistency and revise
+    """Inconsistent beliefs on a turn's first try, consistent ones after; MOVE(2) in the paper's format."""
+    system, user = request["messages"][0]["content"], request["messages"][-1]["content"]
+    if system.startswith("Translate an agent's statements"):
+        statements = ["at(food_agent,d1).", "plan(move,d2)."]
+        if "retry" not in user:
+            statements += ["at(food_agent,d2).", ":- at(food_agent,d1), at(food_agent,d2)."]
+        return json.dumps({"statements": statements})
+    if system.startswith("Translate statements"):  # grounded: one wrong road
         return json.dumps({"facts": ["at(food_agent,d1).", "connected(d1,d4)."]})
-    reply = {"response": "heading out", "action": "MOVE(d2)"}
+    reply = {"response": "heading out", "action": "MOVE(2)"}
     if "beliefs_about_others" in system:
         reply["beliefs_about_others"] = "the others will go to their districts"
     if "internal_beliefs" in system:
-        reply["internal_beliefs"] = ["I am in d1", "d1 connects to d4"]
+        reply["internal_beliefs"] = "I am in d1. I plan to move to d2." + (" (retry)" if RETRY in user else "")
     return json.dumps(reply)
 
 
@@ -39,12 +46,89 @@ def test_fig5_runs_every_configuration_and_counts(make_model, server, isolated: 
     base = got.trials[got.trials["configuration"] == "Base"]
     assert (ib["inconsistencies"] > 0).all() and (ib["revisions"] > 0).all()
     assert (base["verifications"] == 0).all() and (base["inconsistencies"] == 0).all()
-    # MOVE(d2) is illegal once an agent is in d2 (no road d2-d2) — corrections and invalid actions are counted
+    # MOVE(2) is illegal once an agent is in d2 (no road d2-d2): invalid actions are counted
     assert (got.trials["invalid_actions"] > 0).all()
     refs = got.table[got.table["source"] == "formal"].set_index("configuration")["value"]
     assert refs["ASP optimum"] >= refs["heuristic team"]
-    events = load_runs(run_ids=[got.run_id])
-    ver = payload_frame(events, "verification")
+    ver = payload_frame(load_runs(run_ids=[got.run_id]), "verification")
+    assert set(ver["mode"]) == {"authors"}
+    assert ver["explanation"].str.contains("The constraint :- at\\(food_agent,d1\\); at\\(food_agent,d2\\)").any()
+
+
+def _trial(make_model, server, isolated: Path, reply, **kw):  # type: ignore[no-untyped-def]
+    """One ToM+IB trial against a fake model answering with ``reply(system, user)``; the requests it saw."""
+    from tomlib.envs.city import City
+    from tomlib.trace import RunLog
+
+    seen: list[tuple[str, str]] = []
+
+    def respond(request: dict) -> str:  # type: ignore[type-arg]
+        system, user = request["messages"][0]["content"], request["messages"][-1]["content"]
+        seen.append((system, user))
+        return reply(system, user)
+
+    server.responder = respond
+    log = RunLog("tom_ib.test", results=str(isolated / "results"))
+    trial = asyncio.run(tom_ib.run_trial(City(), make_model(json_mode="json_object"), "ToM+IB", 0, log, **kw))
+    log.close()
+    states = payload_frame(load_runs(str(isolated / "results"), run_ids=[log.run_id]), "env_state")
+    return trial, seen, states
+
+
+def _agent(beliefs: str, statements: list[str] | str, action: str = "MOVE(2)"):  # type: ignore[no-untyped-def]
+    def reply(system: str, user: str) -> str:
+        if system.startswith("Translate"):
+            return statements if isinstance(statements, str) else json.dumps({"statements": statements})
+        return json.dumps(
+            {"beliefs_about_others": "x", "internal_beliefs": beliefs, "response": "on my way", "action": action}
+        )
+
+    return reply
+
+
+def test_no_action_is_executed_until_the_beliefs_are_consistent(make_model, server, isolated: Path) -> None:  # type: ignore[no-untyped-def]
+    """The authors' loop: inconsistent beliefs on every try mean three tries, then a lost turn; nobody moves."""
+    contradiction = ["at(food_agent,d1).", "at(food_agent,d2).", ":- at(food_agent,d1), at(food_agent,d2)."]
+    trial, seen, states = _trial(make_model, server, isolated, _agent("I am in d1 and in d2.", contradiction))
+    c = trial.counters
+    assert (c.inconsistencies, c.failed_turns, c.invalid_actions) == (63, 21, 0)  # 21 turns x 3 tries
+    assert len(seen) == 21 * 3 * 2  # each try: one decision, one translation that parses
+    assert all(set(pos.values()) == {"d1"} for pos in states["positions"])
+    assert "These beliefs cannot all be true" in seen[2][1]  # the 2nd try is told why
+
+
+def test_a_failed_translation_blocks_the_action_and_empty_beliefs_count_as_one(
+    make_model, server, isolated: Path
+) -> None:  # type: ignore[no-untyped-def]
+    trial, seen, _ = _trial(make_model, server, isolated, _agent("I am in d1.", '{"statements": ["p(f(x))."]}'))
+    assert (trial.counters.invalid_translations, trial.counters.failed_turns) == (63, 21)
+    translations = [s for s, _ in seen if s.startswith("Translate")]
+    assert len(translations) == 63 * 3  # three translator attempts per try
+    trial, seen, _ = _trial(make_model, server, isolated, _agent("  ", ["p(a)."]))
+    assert trial.counters.invalid_translations == 63 and not any(s.startswith("Translate") for s, _ in seen)
+
+
+def test_consistent_beliefs_and_the_papers_move_format_execute(make_model, server, isolated: Path) -> None:  # type: ignore[no-untyped-def]
+    trial, seen, states = _trial(make_model, server, isolated, _agent("I am in d1.", ["at(food_agent,d1)."]))
+    assert states["positions"].iloc[1]["FOOD_AGENT"] == "d2"  # MOVE(2) moved the food agent to d2
+    assert trial.counters.failed_turns > 0  # later MOVE(2) from d2 is illegal three times
+    first = seen[0][1]
+    assert "What you see here:" in first and "d4: health" not in first  # partial observation by default
+    full = _trial(make_model, server, isolated, _agent("I am in d1.", ["a."]), observation="full")[1]
+    assert "d4: health" in full[0][1]
+
+
+def test_grounded_verification_checks_beliefs_against_the_true_state(make_model, server, isolated: Path) -> None:  # type: ignore[no-untyped-def]
+    def reply(system: str, user: str) -> str:
+        if system.startswith("Translate statements"):
+            return json.dumps({"facts": ["at(food_agent,d1).", "connected(d1,d4)."]})
+        return json.dumps(
+            {"beliefs_about_others": "x", "internal_beliefs": "d1 links d4", "response": "", "action": "NONE"}
+        )
+
+    trial, _, _ = _trial(make_model, server, isolated, reply, verification="grounded")
+    assert trial.counters.inconsistencies == 63
+    ver = payload_frame(load_runs(str(isolated / "results"), kinds=["verification"]), "verification")
     assert ver["explanation"].str.contains("no road between d1 and d4").any()
     assert ver["core"].map(lambda c: c == ["connected(d1,d4)."]).any()
 
@@ -76,7 +160,9 @@ def test_worked_example_walks_to_consistency_and_takes_a_students_beliefs() -> N
     [
         ({"trials": "3"}, "trials must be a whole number"),
         ({"configs": "Base,TOM"}, r"configs: unknown \['TOM'\]; choose from Base, ToM, IB, ToM\+IB"),
-        ({"decrease_rule": "cod"}, "decrease_rule must be paper or code"),
+        ({"dynamics": "code"}, "dynamics must be authors or paper"),
+        ({"verification": "oracle"}, "verification must be authors or grounded"),
+        ({"observation": "all"}, "observation must be partial or full"),
         ({"model": "gpt4"}, "Unknown model 'gpt4'"),
     ],
 )
@@ -86,7 +172,9 @@ def test_notebook_parameters_are_checked_before_any_work(change: dict[str, objec
         "llm_mode": "replay",
         "configs": "Base,ToM,IB,ToM+IB",
         "trials": 1,
-        "decrease_rule": "paper",
+        "dynamics": "authors",
+        "verification": "authors",
+        "observation": "partial",
     }
     tom_ib.check_parameters(**good)  # type: ignore[arg-type]
     with pytest.raises(Exception, match=error):

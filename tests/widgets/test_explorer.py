@@ -152,14 +152,18 @@ def test_city_step_shows_bdi_sections_verification_core_and_map(make_model, serv
             return json.dumps({"facts": ["at(food_agent,d1).", "connected(d1,d4)."]})
         reply: dict[str, Any] = {"response": "heading out", "action": "MOVE(d2)"}
         if "internal_beliefs" in system:
-            reply["internal_beliefs"] = ["I am in d1", "d1 connects to d4"]
+            reply["internal_beliefs"] = "I am in d1. d1 connects to d4."
         if "beliefs_about_others" in system:
             reply["beliefs_about_others"] = "the others go to their districts"
         return json.dumps(reply)
 
     server.responder = responder
     chat = make_model(json_mode="json_object")
-    got = asyncio.run(tom_ib.fig5(models=["fake"], chats={"fake": chat}, configs=["ToM+IB"], trials=1, progress=False))
+    got = asyncio.run(
+        tom_ib.fig5(
+            models=["fake"], chats={"fake": chat}, configs=["ToM+IB"], trials=1, progress=False, verification="grounded"
+        )
+    )
     trace = Trace.from_runs([got])
     assert trace.runs()["source"].tolist() == ["llm:fake"]
     ref = trace.refs(got.run_id, "ToM+IB")[0]
@@ -173,6 +177,7 @@ def test_city_step_shows_bdi_sections_verification_core_and_map(make_model, serv
         "beliefs about others (ToM)",
         "internal beliefs (IB)",
         "ASP verification",
+        "against the true state, ours",
         "inconsistent",
         "connected(d1,d4).",
         "no road between d1 and d4",

@@ -10,6 +10,8 @@ from tomlib.asp.verify import (
     explain,
     minimal_core,
     parse_facts,
+    parse_program,
+    self_consistent,
     verify,
 )
 
@@ -25,6 +27,8 @@ __all__ = [
     "minimal_core",
     "optimal_plan",
     "parse_facts",
+    "parse_program",
     "replay_plan",
+    "self_consistent",
     "verify",
 ]

@@ -4,13 +4,17 @@ health of the non-supply districts over all rounds, under the same rules as :cla
 Agents never interact (each moves only its own resource), so the order of the three actions inside a round
 does not matter and the encoding lets all three act at once per round.
 
-Supplied amounts are multiples of ``unit``. ``unit=1`` is exact by construction but slow (about 35 s with the
-paper's rule, 110 s with the code's). ``unit="auto"`` takes 10 when it is exact: under the paper's rule the
-loss depends only on the tens digit of a level (< 10, < 20), consumption removes exactly 10, and every initial
-level, the capacity and the refill are multiples of 10, so delivering each district's running total rounded
-down to tens gives the same tens digits at every step (earlier remainders are wasted by consumption or the
-floor at 0) with no more resources. The code's rule (loss at level <= 20) breaks this (21 differs from 20),
-so there ``auto`` uses 1. ``benchmarks/bench_tom_ib.py`` prints both units for both rules.
+Both rule sets of :attr:`CityParams.dynamics` are encoded: under the authors' the world advances ``rounds - 1``
+times, so the plan covers those rounds (the last round's actions change nothing), health is charged on the level
+left after consumption with ``<= 20``, and refills happen at the update, which is when the encoding refills.
+
+Supplied amounts are multiples of ``unit``. ``unit=1`` is exact by construction but slower. ``unit="auto"`` takes
+10 when it is exact: under the paper's rule the loss depends only on the tens digit of a level (< 10, < 20),
+consumption removes exactly 10, and every initial level, the capacity and the refill are multiples of 10, so
+delivering each district's running total rounded down to tens gives the same tens digits at every step (earlier
+remainders are wasted by consumption or the floor at 0) with no more resources. The authors' rule (a loss at a
+level left of 20, i.e. a delivered level of 30) breaks this (31 differs from 30), so there ``auto`` uses 1.
+``benchmarks/bench_tom_ib.py`` prints both units for both rule sets.
 """
 
 from __future__ import annotations
@@ -50,11 +54,16 @@ supplied(D,R,N,T) :- give(A,N,T), role(A,R), at(A,D,T).
 after(D,R,L+N,T) :- level(D,R,L,T), supplied(D,R,N,T).
 after(D,R,L,T) :- level(D,R,L,T), round(T), not supplied(D,R,_,T).
 
-dec(D,R,10,T) :- after(D,R,L,T), regular(D), L < 10.
-dec(D,R,5,T) :- after(D,R,L,T), regular(D), L >= 10, L < 20.
-dec(D,R,5,T) :- after(D,R,20,T), regular(D), code_rule.
-level(D,R,L-C,T+1) :- after(D,R,L,T), consumption(C), L >= C.
-level(D,R,0,T+1) :- after(D,R,L,T), consumption(C), L < C.
+left_after(D,R,L-C,T) :- after(D,R,L,T), consumption(C), L >= C.
+left_after(D,R,0,T) :- after(D,R,L,T), consumption(C), L < C.
+level(D,R,L,T+1) :- left_after(D,R,L,T).
+
+% health is charged on the level before consumption (paper) or on what is left (authors, with <= 20)
+charged(D,R,L,T) :- after(D,R,L,T), not consume_first.
+charged(D,R,L,T) :- left_after(D,R,L,T), consume_first.
+dec(D,R,10,T) :- charged(D,R,L,T), regular(D), L < 10.
+dec(D,R,5,T) :- charged(D,R,L,T), regular(D), L >= 10, L < 20.
+dec(D,R,5,T) :- charged(D,R,20,T), regular(D), inclusive.
 
 lost(D,S,T) :- regular(D), round(T), S = #sum{ X,R : dec(D,R,X,T) }.
 health(D,H-S,T+1) :- health(D,H,T), lost(D,S,T), H >= S.
@@ -79,7 +88,7 @@ def instance(params: CityParams, unit: int) -> str:
     facts += [f"district({d})." for d in p.districts]
     facts += [
         f"supply({p.supply_node}).",
-        f"rounds({p.rounds}).",
+        f"rounds({p.updates}).",  # rounds whose actions count: the last one does not under the authors' dynamics
         f"consumption({p.consumption}).",
         f"refill({min(p.refill_to, p.capacity)}).",
     ]
@@ -98,8 +107,8 @@ def instance(params: CityParams, unit: int) -> str:
             facts.append(f"health({d},{p.start_health},0).")
     if p.supply_at_supply_node:
         facts.append("supply_at_supply_node.")
-    if p.decrease_rule == "code":
-        facts.append("code_rule.")
+    if p.dynamics == "authors":
+        facts += ["consume_first.", "inclusive."]
     return "\n".join(facts)
 
 
@@ -120,7 +129,7 @@ def exact_unit(params: CityParams) -> int:
     """The coarsest supply unit that keeps the optimum exact (see the module docstring)."""
     p = params
     amounts = [p.consumption, p.capacity, p.refill_to, *(v for d in p.initial_levels.values() for v in d.values())]
-    return 10 if p.decrease_rule == "paper" and p.consumption == 10 and all(a % 10 == 0 for a in amounts) else 1
+    return 10 if p.dynamics == "paper" and p.consumption == 10 and all(a % 10 == 0 for a in amounts) else 1
 
 
 def optimal_plan(
@@ -181,7 +190,7 @@ def _solve(p: CityParams, unit: int, time_limit_s: float) -> OptimalPlan:
     health = {
         str(s.arguments[0]): s.arguments[1].number
         for s in best
-        if s.name == "health" and s.arguments[2].number == p.rounds
+        if s.name == "health" and s.arguments[2].number == p.updates
     }
     actions: dict[int, dict[str, Action]] = {}
     for s in best:

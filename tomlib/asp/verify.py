@@ -1,12 +1,19 @@
-"""ASP verification of an agent's internal beliefs (``tom-internal-beliefs-asp.txt`` §3.3, Fig. 4).
+"""ASP verification of an agent's internal beliefs (``tom-internal-beliefs-asp.txt`` §3.3, Fig. 4), two ways.
 
-Beliefs arrive as ASP facts over a fixed vocabulary (:data:`VOCABULARY`). :func:`parse_facts` accepts only
-ground facts of that vocabulary, so a malformed translation (syntax errors, variables, intervals, unknown
-predicates, too many statements) is reported, never run, and nothing can blow up the grounder. clingo then
-checks the facts against domain knowledge (the true map, capacities, what the agent can observe, the legality
-of the planned action, consistency between the statements). When they are inconsistent,
-:func:`minimal_core` finds a minimal inconsistent subset: clingo's assumption core, shrunk by deletion until
-dropping any single statement makes the rest consistent. :func:`explain` says in plain words what is wrong.
+``authors`` (:func:`self_consistent`), what the authors' code does: the translation is an ASP program over any
+predicates (facts, rules with positive bodies, constraints; :func:`parse_program` rejects anything else, as their
+validator does), and it passes when clingo finds an answer set of the program on its own. Nothing outside the
+agent's words is consulted, so a belief can be false and still pass.
+
+``grounded`` (:func:`verify`), our extension: beliefs are ground facts of a fixed vocabulary (:data:`VOCABULARY`,
+checked by :func:`parse_facts`), and clingo checks them against the true state (map, capacities, positions,
+levels, the legality of the planned action): an oracle the paper's agents never had.
+
+Either way a malformed translation is reported, never run, and nothing can blow up the grounder (no function
+terms, bounded size, a time limit). When the beliefs are inconsistent, :func:`minimal_core` finds a minimal
+inconsistent subset: clingo's assumption core, shrunk by deletion until dropping any single statement makes the
+rest consistent (the paper finds its core by a binary search; ours is guaranteed minimal). :func:`explain` says in
+plain words what is wrong.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import clingo
+from clingo import ast
 
 from tomlib.envs.city import AGENTS, RESOURCES, ROLE, City, CityState
 
@@ -135,16 +143,98 @@ def parse_facts(text: str | Sequence[str]) -> list[str]:
     return facts
 
 
-class Checker:
-    """Grounds the domain plus one assumption atom per belief statement, once; then answers queries."""
+def _simple(term: ast.AST) -> bool:
+    """A variable, a number, a string or a constant (no arguments)."""
+    if term.ast_type == ast.ASTType.Variable:
+        return True
+    if term.ast_type == ast.ASTType.UnaryOperation:  # -3
+        return _simple(term.argument)
+    return term.ast_type == ast.ASTType.SymbolicTerm and not (
+        term.symbol.type == clingo.SymbolType.Function and term.symbol.arguments
+    )
 
-    def __init__(self, domain: str, facts: Sequence[str], *, timeout_s: float = 5.0) -> None:
+
+def _flat(atom: ast.AST) -> bool:
+    """``name`` or ``name(a1, ..., an)`` with simple arguments, so grounding stays finite."""
+    if atom.ast_type == ast.ASTType.Function:
+        return not atom.external and all(_simple(a) for a in atom.arguments)
+    if atom.ast_type == ast.ASTType.SymbolicTerm and atom.symbol.type == clingo.SymbolType.Function:
+        return all(a.type != clingo.SymbolType.Function or not a.arguments for a in atom.symbol.arguments)
+    return False
+
+
+def _statement_error(node: ast.AST) -> str | None:
+    """Why a parsed statement is outside the authors' translation format (None when it is inside)."""
+    if node.ast_type != ast.ASTType.Rule:
+        return "only facts, rules and constraints are allowed"
+    head, body = node.head, node.body
+    constraint = head.ast_type == ast.ASTType.Literal and head.atom.ast_type == ast.ASTType.BooleanConstant
+    if not constraint and (head.ast_type != ast.ASTType.Literal or head.atom.ast_type != ast.ASTType.SymbolicAtom):
+        return "the head must be a single atom"
+    atoms = ([] if constraint else [head]) + list(body)
+    for lit in body:
+        if lit.ast_type != ast.ASTType.Literal or lit.sign != ast.Sign.NoSign:
+            return "a body may only list atoms (no negation, comparisons or aggregates)"
+        if lit.atom.ast_type != ast.ASTType.SymbolicAtom:
+            return "a body may only list atoms (no comparisons)"
+    if not all(_flat(lit.atom.symbol) for lit in atoms):
+        return "arguments must be constants, numbers or variables, not nested terms"
+    return None
+
+
+def parse_program(text: str | Sequence[str]) -> list[str]:
+    """Validate an ``authors``-style translation: facts, rules whose bodies list atoms, and constraints, over any
+    predicates, with constants, numbers or variables as arguments. Returns the statements normalized."""
+    raw = text if isinstance(text, str) else "\n".join(str(t).strip().rstrip(".") + "." for t in text if str(t).strip())
+    if len(raw) > MAX_CHARS:
+        raise TranslationError(f"the translation is {len(raw)} characters long; the limit is {MAX_CHARS}")
+    raw = re.sub(r"%[^\n]*", "", raw)
+    if "#" in raw:
+        raise TranslationError("directives (#...) are not allowed; write facts, rules and constraints only")
+    statements = [s.strip() for s in _SPLIT.split(raw) if s.strip()]
+    if not statements:
+        raise TranslationError("the translation is empty")
+    if len(statements) > MAX_STATEMENTS:
+        raise TranslationError(f"{len(statements)} statements; at most {MAX_STATEMENTS} are checked")
+    out = []
+    for s in statements:
+        nodes: list[ast.AST] = []
+        try:
+            ast.parse_string(s + ".", nodes.append, logger=_quiet)
+        except RuntimeError:
+            raise TranslationError(f"'{s}.' is not valid ASP (syntax error)") from None
+        for node in nodes[1:]:  # nodes[0] is the implicit '#program base.'
+            if why := _statement_error(node):
+                raise TranslationError(f"'{s}.': {why}")
+            out.append(str(node).replace("#false :- ", ":- "))
+    return out
+
+
+def _guard(statement: str, i: int) -> str:
+    """``statement`` active only while the assumption atom b(i) holds."""
+    body = statement[:-1]
+    return f"{body}; b({i})." if ":-" in body else f"{body} :- b({i})."
+
+
+class Checker:
+    """Grounds a fixed program plus one assumption atom per belief statement, once; then answers queries."""
+
+    def __init__(
+        self,
+        domain: str,
+        facts: Sequence[str],
+        *,
+        timeout_s: float = 5.0,
+        rules: str = DOMAIN,
+        messages: list[str] | None = None,
+    ) -> None:
         self.facts = list(facts)
         self.timeout_s = timeout_s
-        ctl = clingo.Control(["--warn=none"])
-        program = [domain, DOMAIN]
+        sink = messages if messages is not None else []
+        ctl = clingo.Control(["--warn=none"], logger=lambda code, msg: sink.append(msg))
+        program = [domain, rules]
         for i, fact in enumerate(self.facts):
-            program.append(f"#external b({i}). {fact[:-1]} :- b({i}).")
+            program.append(f"#external b({i}). {_guard(fact, i)}")
         ctl.add("base", [], "\n".join(program))
         ctl.ground([("base", [])])
         self.ctl = ctl
@@ -255,3 +345,29 @@ def verify(city: City, state: CityState, agent: str, facts: Sequence[str], *, ti
     core_facts = tuple(facts[i] for i in core)
     violations = tuple(checker.violations(core))
     return Verdict(False, tuple(facts), core_facts, violations, explain(violations, core_facts), domain=domain)
+
+
+SELF_CHECK = "#external check."  # no domain: the statements alone decide
+
+
+def self_consistent(statements: Sequence[str], *, timeout_s: float = 5.0) -> Verdict:
+    """The authors' check: do the translated statements have an answer set on their own? On inconsistency, the
+    minimal core and which of its statements are constraints. A program clingo cannot ground (an unsafe variable)
+    counts as inconsistent, as in the authors' code, with clingo's reason."""
+    messages: list[str] = []
+    try:
+        checker = Checker("", statements, timeout_s=timeout_s, rules=SELF_CHECK, messages=messages)
+    except RuntimeError:
+        why = "; ".join(re.findall(r"(?:error|note): ([^\n]+?):?$", "\n".join(messages), re.M)) or "a grounding error"
+        return Verdict(False, tuple(statements), explanation=f"The program cannot be grounded ({why}).")
+    try:
+        if checker.consistent(list(range(len(statements)))):
+            return Verdict(True, tuple(statements))
+        core = minimal_core(checker)
+    except TimeoutError:
+        return Verdict(False, tuple(statements), timed_out=True, explanation="verification timed out")
+    core_facts = tuple(statements[i] for i in core)
+    rules = [s for s in core_facts if s.startswith(":-")]
+    why = f" The constraint {' and '.join(rules)} rules out what the others state." if rules else ""
+    explanation = f"These beliefs cannot all be true: {' '.join(core_facts)}{why}"
+    return Verdict(False, tuple(statements), core_facts, (), explanation)

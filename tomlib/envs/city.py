@@ -2,10 +2,20 @@
 
 Four districts; d1 is the supply node. Three agents, one per resource (FOOD, MEDICINE, SECURITY), start in d1,
 act in turn (FOOD, MEDICAL, SECURITY), and carry at most ``capacity`` units of their own resource, refilled in
-d1. Actions: ``MOVE(d)`` to an adjacent district, ``SUPPLY_RESOURCE(x)`` (x units of the agent's resource into
-its current district), ``NONE``. After each round of three actions the world advances: every non-supply
-district loses health per resource by the paper's function of its level, then consumes ``consumption`` units of
-each resource. The metric is the mean health of the non-supply districts after the last round.
+d1. Actions: ``MOVE(d)`` to an adjacent district (``MOVE(2)`` as the paper writes it, or ``MOVE(d2)``),
+``SUPPLY_RESOURCE(x)`` (x units of the agent's resource into its current district), ``NONE``. Between rounds the
+world advances. The metric is the mean health of the non-supply districts at the end.
+
+How the world advances is a named rule set, :attr:`CityParams.dynamics`:
+
+- ``"authors"`` (the default): what the authors' public code does, which produced the paper's Fig. 5. Every
+  non-supply district first consumes ``consumption`` of each resource, then loses health on the level left, with
+  5 at ``<= 20`` and 10 below 10; agents standing in the supply node are refilled at that moment. The world
+  advances after rounds 1 to 6 of 7 only (their loop updates before turns 3, 6, ..., 18 of 21), so the actions of
+  the last round never count.
+- ``"paper"``: the paper's equations (§3.1). Health is charged on the level before consumption (5 below 20, 10
+  below 10), then the district consumes; the world advances after every round; an agent is refilled on
+  arriving in the supply node.
 
 Every rule is a parameter of :class:`CityParams`; :data:`PROVENANCE` says which default comes from the paper,
 which from the authors' public code (facts only, adopted where the paper is silent), and which is ours.
@@ -32,14 +42,14 @@ PROVENANCE: dict[str, str] = {
     "extra_edges": "authors' code (d2-d3 also linked)",
     "consumption": "paper (§3.1: C = 10 per resource per turn)",
     "start_health": "paper (§3.1: health starts at 100)",
-    "decrease_rule": "paper (§3.1: level < 10 → 10, 10 ≤ level < 20 → 5); the code charges 5 at level ≤ 20",
+    "dynamics": "authors' code (default: consume, then charge on the level left with <= 20; 6 updates for 7 rounds;"
+    " refill at the update); 'paper' is §3.1 (charge on the level with < 20, then consume; an update every round)",
     "initial_levels": "authors' code (d2 F40/M60/S70, d3 F60/M50/S40, d4 F30/M80/S60, d1 empty)",
     "capacity": "authors' code (carry at most 100)",
     "refill_to": "authors' code (refilled to 100 in d1)",
     "supply_at_supply_node": "authors' code (SUPPLY not allowed in d1)",
     "allow_none": "authors' code (a NONE action)",
     "rounds": "paper (§4.1: 7 turns per agent, 21 agent actions)",
-    "corrections": "ours (how often an agent may correct an illegal action before it counts as NONE)",
 }
 
 
@@ -54,7 +64,7 @@ class CityParams(BaseModel):
     extra_edges: tuple[tuple[str, str], ...] = (("d2", "d3"),)
     consumption: int = Field(default=10, ge=0)
     start_health: int = Field(default=100, ge=1)
-    decrease_rule: Literal["paper", "code"] = "paper"
+    dynamics: Literal["authors", "paper"] = "authors"
     initial_levels: dict[str, dict[str, int]] = Field(
         default_factory=lambda: {
             "d1": {"FOOD": 0, "MEDICINE": 0, "SECURITY": 0},
@@ -68,15 +78,26 @@ class CityParams(BaseModel):
     supply_at_supply_node: bool = False
     allow_none: bool = True
     rounds: int = Field(default=7, ge=1)
-    corrections: int = Field(default=2, ge=0)
 
     def health_decrease(self, level: int) -> int:
-        """Health lost for one resource at ``level`` (§3.1; ``decrease_rule="code"`` uses ≤ 20 for the 5)."""
+        """Health lost for one resource at ``level``: §3.1's function (5 below 20), or 5 at ``<= 20`` under the
+        authors' dynamics; 10 below 10 in both."""
         if level < 10:
             return 10
-        if level < 20 or (self.decrease_rule == "code" and level == 20):
+        if level < 20 or (self.dynamics == "authors" and level == 20):
             return 5
         return 0
+
+    @property
+    def updates(self) -> int:
+        """How many times the world advances: after every round (paper), or after all but the last (authors)."""
+        return self.rounds - 1 if self.dynamics == "authors" else self.rounds
+
+    def advance(self, levels: dict[str, int]) -> tuple[dict[str, int], int]:
+        """One district's levels after a world update and the health it loses (the rule set's order)."""
+        consumed = {r: max(0, v - self.consumption) for r, v in levels.items()}
+        charged = consumed if self.dynamics == "authors" else levels
+        return consumed, sum(self.health_decrease(v) for v in charged.values())
 
 
 @dataclass(frozen=True)
@@ -107,7 +128,8 @@ class IllegalCityAction(ValueError):
     """An action the rules forbid; the message is the feedback the agent sees."""
 
 
-_ACTION_RE = re.compile(r"\b(MOVE|SUPPLY_RESOURCE|NONE)\b\s*(?:\(\s*([A-Za-z0-9_]*)\s*\))?", re.I)
+_ACTION_RE = re.compile(r"\b(MOVE|SUPPLY_RESOURCE|NONE)\b\s*(?:\(\s*([A-Za-z0-9_ ]*?)\s*\))?", re.I)
+_DISTRICT_RE = re.compile(r"^(?:district[ _]?|d)?(\d+)$", re.I)
 
 
 class City:
@@ -169,15 +191,16 @@ class City:
         m = _ACTION_RE.search(text or "")
         if not m:
             raise IllegalCityAction(
-                f"'{text}' is not an action. Write MOVE(district), SUPPLY_RESOURCE(amount) or NONE."
+                f"'{text}' is not an action. Write MOVE(district_number), SUPPLY_RESOURCE(amount) or NONE."
             )
         kind, arg = m.group(1).upper(), m.group(2)
         if kind == "NONE":
             return Action("NONE")
         if not arg:
-            raise IllegalCityAction(f"{kind} needs an argument, e.g. MOVE(d2) or SUPPLY_RESOURCE(30).")
+            raise IllegalCityAction(f"{kind} needs an argument, e.g. MOVE(2) or SUPPLY_RESOURCE(30).")
         if kind == "MOVE":
-            return Action("MOVE", arg.lower())
+            number = _DISTRICT_RE.match(arg)  # MOVE(2) as the paper writes it, MOVE(d2), MOVE(district_2)
+            return Action("MOVE", f"d{number.group(1)}" if number else arg.lower())
         if not arg.isdigit():
             raise IllegalCityAction(f"SUPPLY_RESOURCE takes a whole number of units, not '{arg}'.")
         return Action("SUPPLY_RESOURCE", int(arg))
@@ -224,45 +247,61 @@ class City:
             amount = int(action.arg or 0)
             levels[position[agent]][ROLE[agent]] += amount
             carry[agent] -= amount
-        if position[agent] == p.supply_node:
-            carry[agent] = max(carry[agent], min(p.refill_to, p.capacity))
+        if p.dynamics == "paper" and position[agent] == p.supply_node:
+            carry[agent] = self._refilled(carry[agent])
         turn, rnd, health = state.turn + 1, state.round, dict(state.health)
         note = f"round {state.round + 1}: {agent} {action}"
         if turn == len(AGENTS):
             turn, rnd = 0, rnd + 1
-            for d in self.regular:
-                lost = sum(p.health_decrease(levels[d][r]) for r in RESOURCES)
-                health[d] = max(0, health[d] - lost)
-                for r in RESOURCES:
-                    levels[d][r] = max(0, levels[d][r] - p.consumption)
+            if rnd <= p.updates:
+                for d in self.regular:
+                    levels[d], lost = p.advance(levels[d])
+                    health[d] = max(0, health[d] - lost)
+                if p.dynamics == "authors":
+                    carry = {a: self._refilled(c) if position[a] == p.supply_node else c for a, c in carry.items()}
         return CityState(rnd, turn, position, carry, levels, health, (*state.log, note))
+
+    def _refilled(self, carry: int) -> int:
+        return max(carry, min(self.params.refill_to, self.params.capacity))
 
     def final_health(self, state: CityState) -> float:
         """Mean health of the non-supply districts (the paper's metric)."""
         return sum(state.health.values()) / len(state.health)
 
     # -- text -----------------------------------------------------------------------------------------
-    def describe(self, state: CityState, agent: str) -> str:
-        """What the agent is told at the start of its turn (§3.1's feedback loop)."""
-        p = self.params
-        rows = [
-            f"  {d}: health {state.health.get(d, '-')}, "
-            + ", ".join(f"{r} {state.levels[d][r]}" for r in RESOURCES)
-            + (" (supply node)" if d == p.supply_node else "")
-            for d in p.districts
-        ]
-        roads = ", ".join(f"{a}-{b}" for a, b in (*p.edges, *p.extra_edges))
-        return "\n".join(
-            [
-                f"Round {state.round + 1} of {p.rounds}. You are {agent}; you deliver {ROLE[agent]}.",
-                f"You are in {state.position[agent]} carrying {state.carry[agent]} units of {ROLE[agent]} "
-                f"(capacity {p.capacity}; you are refilled in {p.supply_node}).",
-                f"Roads: {roads}.",
-                "Districts (levels are consumed by "
-                f"{p.consumption} per resource each round; below 20 a district loses health):",
-                *rows,
-                "Other agents: " + ", ".join(f"{a} in {state.position[a]}" for a in AGENTS if a != agent) + ".",
-                f"Actions: MOVE(district) to a connected district, SUPPLY_RESOURCE(amount) of your {ROLE[agent]} "
-                f"where you are (not in {p.supply_node})" + (", or NONE." if p.allow_none else "."),
-            ]
+    def describe(self, state: CityState, agent: str, observation: Literal["partial", "full"] = "partial") -> str:
+        """What the agent is told at the start of its turn. ``partial`` (the paper's "non-observable districts", as
+        the authors' code does it): its own district's levels and health, what it carries, and the roads; the rest
+        it learns from teammates' responses. ``full`` (an ablation of ours): every district and every agent."""
+        p, here = self.params, state.position[agent]
+        roads = "; ".join(f"{d} to {', '.join(self.adjacency[d])}" for d in p.districts)
+        refill = (
+            "at the end of any round you finish there" if p.dynamics == "authors" else "as soon as you arrive there"
         )
+        shown = p.districts if observation == "full" else (here,)
+        rows = [self._district_line(state, d) for d in shown]
+        lines = [
+            f"Round {state.round + 1} of {p.rounds}. You are {agent}; you deliver {ROLE[agent]}.",
+            f"You are in {here} carrying {state.carry[agent]} units of {ROLE[agent]} (capacity {p.capacity}; "
+            f"{p.supply_node} is the supply node, which refills you to {min(p.refill_to, p.capacity)} {refill}).",
+            f"Roads: {roads}.",
+            ("Districts:" if observation == "full" else "What you see here:"),
+            *rows,
+        ]
+        if observation == "full":
+            lines.append(
+                "Other agents: " + ", ".join(f"{a} in {state.position[a]}" for a in AGENTS if a != agent) + "."
+            )
+        else:
+            lines.append("You cannot see other districts or where the other agents are; their responses tell you.")
+        lines.append(
+            f"Actions: MOVE(district_number) to a connected district (e.g. MOVE(2)), SUPPLY_RESOURCE(amount) of your "
+            f"{ROLE[agent]} where you are (not in {p.supply_node})" + (", or NONE." if p.allow_none else ".")
+        )
+        return "\n".join(lines)
+
+    def _district_line(self, state: CityState, d: str) -> str:
+        if d == self.params.supply_node:
+            return f"  {d}: the supply node (no health; resources cannot be supplied here)"
+        levels = ", ".join(f"{r} {state.levels[d][r]}" for r in RESOURCES)
+        return f"  {d}: health {state.health[d]}, {levels}"

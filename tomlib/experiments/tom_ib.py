@@ -12,11 +12,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tomlib.agents.bdi import CONFIGS, BDIAgent, Counters, TeamMemory
+from tomlib.agents.bdi import (
+    CONFIGS,
+    MAX_TRIES,
+    OBSERVATIONS,
+    TRANSLATION_ATTEMPTS,
+    VERIFICATIONS,
+    BDIAgent,
+    Counters,
+    Observation,
+    TeamMemory,
+    Verification,
+)
 from tomlib.agents.city import HeuristicTeam, run_heuristic
-from tomlib.asp import optimal_plan
+from tomlib.asp import Verdict, optimal_plan
 from tomlib.envs.city import AGENTS, City, CityParams
 from tomlib.experiments._checks import check_models, check_names, check_whole
+from tomlib.experiments._cost import Estimate, price
 from tomlib.llm import ChatModel
 from tomlib.trace import RunLog
 
@@ -45,10 +57,21 @@ class Trial:
 
 
 async def run_trial(
-    city: City, chat: ChatModel, config: str, trial: int, log: RunLog, *, temperature: float = 0.7
+    city: City,
+    chat: ChatModel,
+    config: str,
+    trial: int,
+    log: RunLog,
+    *,
+    temperature: float = 0.7,
+    verification: Verification = "authors",
+    observation: Observation = "partial",
 ) -> Trial:
     """Play one simulation with three BDI agents under ``config``."""
-    agents = {a: BDIAgent(a, chat, config, temperature=temperature) for a in AGENTS}
+    agents = {
+        a: BDIAgent(a, chat, config, temperature=temperature, verification=verification, observation=observation)
+        for a in AGENTS
+    }
     memory, counters = TeamMemory(), Counters()
     site = {"experiment": log.experiment, "condition": config, "trial": trial}
     state = city.reset()
@@ -122,17 +145,35 @@ def references(params: CityParams | None = None) -> pd.DataFrame:
     )
 
 
-def check_parameters(*, model: Any, llm_mode: str, configs: Any, trials: Any, decrease_rule: Any) -> None:
+def check_parameters(
+    *, model: Any, llm_mode: str, configs: Any, trials: Any, dynamics: Any, verification: Any, observation: Any
+) -> None:
     """Notebook 06's parameters, before any work: configured models (or "" for the references only), a known mode,
-    known configurations (§4.1), a whole number of trials and a known health-loss rule."""
+    known configurations (§4.1), a whole number of trials, and known rule set, verification and observation."""
     check_whole("trials", trials, 1)
     if not isinstance(model, str):
         raise TypeError(f'parameter model must be comma-separated names from configs/models.yaml or ""; got {model!r}')
     if model.strip():
         check_models(model, llm_mode)
     check_names("configs", configs, list(CONFIGS))
-    if decrease_rule not in ("paper", "code"):
-        raise ValueError(f"parameter decrease_rule must be paper or code; got {decrease_rule!r}")
+    for name, value, known in (
+        ("dynamics", dynamics, ("authors", "paper")),
+        ("verification", verification, VERIFICATIONS),
+        ("observation", observation, OBSERVATIONS),
+    ):
+        if value not in known:
+            raise ValueError(f"parameter {name} must be {' or '.join(known)}; got {value!r}")
+
+
+TOKENS_PER_CALL = (2500, 450)  # our guess: the prompt carries every response and note so far (about 1,000-4,000)
+
+
+def estimate(model: str, configs: Sequence[str], trials: int, params: CityParams | None = None) -> Estimate:
+    """Calls, tokens and USD of ``trials`` simulations per configuration from scratch: an upper bound, every turn
+    using all its tries and, with IB, every translation attempt."""
+    turns = (params or CityParams()).rounds * len(AGENTS)
+    per_try = {c: 1 + (TRANSLATION_ATTEMPTS if CONFIGS[c][1] else 0) for c in configs}
+    return price(model, trials * turns * MAX_TRIES * sum(per_try.values()), TOKENS_PER_CALL)
 
 
 async def fig5(
@@ -143,11 +184,14 @@ async def fig5(
     llm_mode: str = "replay",
     temperature: float = 0.7,
     params: CityParams | None = None,
+    verification: Verification = "authors",
+    observation: Observation = "partial",
     results: str | None = None,
     progress: bool = True,
     chats: dict[str, ChatModel] | None = None,
 ) -> Fig5:
-    """Run every (model, configuration) for ``trials`` simulations; add the heuristic and optimum rows."""
+    """Run every (model, configuration) for ``trials`` simulations; add the heuristic and optimum rows, computed
+    under the same rules (``params``) as the LLM rows."""
     from tqdm.auto import tqdm
 
     unknown = [c for c in configs if c not in CONFIGS]
@@ -169,7 +213,18 @@ async def fig5(
     trial_rows: list[Trial] = []
     run_id = None
     if models:
-        log = RunLog(f"{PAPER_ID}.fig5", results=results, meta={"models": list(models), "trials": trials})
+        if llm_mode != "replay":
+            for name in models:
+                line = estimate(name, configs, trials, city.params).line(name)
+                print(f"{line} (an upper bound: every turn using all {MAX_TRIES} tries)")
+        meta = {
+            "models": list(models),
+            "trials": trials,
+            "dynamics": city.params.dynamics,
+            "verification": verification,
+            "observation": observation,
+        }
+        log = RunLog(f"{PAPER_ID}.fig5", results=results, meta=meta)
         run_id = log.run_id
         bar = tqdm(total=len(models) * len(configs) * trials, desc="tom_ib.fig5", disable=not progress)
         try:
@@ -179,7 +234,16 @@ async def fig5(
                 for config in configs:
 
                     async def one(t: int, config: str = config, chat: ChatModel = chat) -> Trial:
-                        got = await run_trial(city, chat, config, t, log, temperature=temperature)
+                        got = await run_trial(
+                            city,
+                            chat,
+                            config,
+                            t,
+                            log,
+                            temperature=temperature,
+                            verification=verification,
+                            observation=observation,
+                        )
                         bar.update(1)
                         return got
 
@@ -208,7 +272,14 @@ async def fig5(
                 {**base, "metric": m, "value": v}
                 for m, v in (("median_final_health", median), ("ci_low", lo), ("ci_high", hi), ("trials", len(part)))
             ]
-            for counter in ("invalid_actions", "invalid_translations", "inconsistencies", "verifications", "revisions"):
+            for counter in (
+                "invalid_actions",
+                "invalid_translations",
+                "inconsistencies",
+                "verifications",
+                "revisions",
+                "failed_turns",
+            ):
                 counter_rows.append({**base, "metric": f"{counter}_per_trial", "value": float(part[counter].mean())})
     table = pd.DataFrame(rows)
     table.insert(0, "table_id", "fig5")
@@ -285,3 +356,21 @@ def worked_example(facts: Sequence[str] = WORKED_FACTS) -> list[dict[str, Any]]:
             break
         facts = [f for f in facts if f not in verdict.core]
     return steps
+
+
+WORKED_PROGRAM = (
+    "at(food_agent,d2).",
+    "carries_nothing(food_agent).",
+    "plans_supply(food_agent,d2).",
+    "connected(d2,d4).",
+    ":- carries_nothing(A), plans_supply(A,D).",
+)
+
+
+def worked_example_authors(statements: Sequence[str] = WORKED_PROGRAM) -> Verdict:
+    """The authors' check on a program written by us (pass your own ``statements``): "I am in d2, I carry nothing,
+    I plan to supply here, and whoever carries nothing cannot supply". The plan and the constraint clash; that the
+    food agent in fact carries 100 is never looked at."""
+    from tomlib.asp import parse_program, self_consistent
+
+    return self_consistent(parse_program(list(statements)))

@@ -277,8 +277,10 @@ def verification_block(v: dict[str, Any]) -> str:
     ok = v.get("consistent")
     verdict = "<span class='ok'>consistent</span>" if ok else "<span class='bad'>inconsistent</span>"
     facts = v.get("facts") or []
-    parts = [f"<div><b>ASP verification</b> (attempt {v.get('attempt')}): {verdict}</div>"]
-    parts.append(f"<details><summary>ASP facts ({len(facts)})</summary>{_pre(chr(10).join(facts))}</details>")
+    how = {"authors": "self-consistency, as the authors", "grounded": "against the true state, ours"}.get(v.get("mode"))
+    mode = f", {escape(how)}" if how else ""
+    parts = [f"<div><b>ASP verification</b> (attempt {v.get('attempt')}{mode}): {verdict}</div>"]
+    parts.append(f"<details><summary>ASP program ({len(facts)})</summary>{_pre(chr(10).join(facts))}</details>")
     if not ok:
         parts.append(f"<div>minimal core:{_pre(chr(10).join(v.get('core') or []))}</div>")
         parts.append(f"<div>explanation: {escape(str(v.get('explanation', '')))}</div>")
