@@ -179,3 +179,16 @@ def test_notebook_parameters_are_checked_before_any_work(change: dict[str, objec
     tom_ib.check_parameters(**good)  # type: ignore[arg-type]
     with pytest.raises(Exception, match=error):
         tom_ib.check_parameters(**{**good, **change})  # type: ignore[arg-type]
+
+
+def test_the_estimate_is_an_upper_bound_of_every_try_and_translation(capsys: pytest.CaptureFixture[str]) -> None:
+    base = tom_ib.estimate("local", ["Base"], 1)
+    assert base.calls == 21 * 3 and base.usd == 0.0  # 21 turns, 3 tries, one decision each
+    full = tom_ib.estimate("llama-3.1-8b", list(tom_ib.CONFIGS), 10)
+    assert full.calls == 10 * 21 * 3 * (1 + 1 + 4 + 4) and full.usd is not None  # IB: + 3 translator attempts a try
+    tom_ib.announce(["gpt-4o", "local"], ["IB"], 2, "auto")
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("gpt-4o: 504 model calls (before re-asks)") and "$" in printed[0]
+    assert "upper bound" in printed[1]
+    tom_ib.announce(["gpt-4o"], ["IB"], 2, "replay")
+    assert capsys.readouterr().out == ""

@@ -181,6 +181,7 @@ def test_city_step_shows_bdi_sections_verification_core_and_map(make_model, serv
         "inconsistent",
         "connected(d1,d4).",
         "no road between d1 and d4",
+        "the turn is lost",
         "<svg",
         "raw model exchange",
     ):

@@ -176,6 +176,16 @@ def estimate(model: str, configs: Sequence[str], trials: int, params: CityParams
     return price(model, trials * turns * MAX_TRIES * sum(per_try.values()), TOKENS_PER_CALL)
 
 
+def announce(
+    models: Sequence[str], configs: Sequence[str], trials: int, llm_mode: str, params: CityParams | None = None
+) -> None:
+    """Print each model's estimate before live work (replayed calls cost nothing, so replay prints none)."""
+    if llm_mode != "replay":
+        for name in models:
+            line = estimate(name, configs, trials, params).line(name)
+            print(f"{line} (an upper bound: every turn using all {MAX_TRIES} tries)")
+
+
 async def fig5(
     *,
     models: Sequence[str] = ("local",),
@@ -213,10 +223,7 @@ async def fig5(
     trial_rows: list[Trial] = []
     run_id = None
     if models:
-        if llm_mode != "replay":
-            for name in models:
-                line = estimate(name, configs, trials, city.params).line(name)
-                print(f"{line} (an upper bound: every turn using all {MAX_TRIES} tries)")
+        announce([m for m in models if m not in (chats or {})], configs, trials, llm_mode, city.params)
         meta = {
             "models": list(models),
             "trials": trials,

@@ -130,6 +130,9 @@ def agent_card(a: AgentStep, view: StepView) -> str:
             said = str(t["illegal"])
             said = said if len(said) <= 80 else said[:77] + "..."
             parts.append(f'<div class="bad">illegal: “{escape(said)}” — {escape(_feedback(t))}</div>')
+    for t in a.attempts:
+        if "reason" in t:  # a tom_ib turn whose tries ran out
+            parts.append(f"<div class='bad'>{escape(str(t['reason']))}</div>")
     parts.append(f"<div>final action: <b>{escape(str(a.action))}</b></div>")
     if a.calls:
         parts.append(
