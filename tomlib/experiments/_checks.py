@@ -58,8 +58,6 @@ def check_hints(namespace: dict[str, Any]) -> None:
         if not isinstance(hint, type) or name not in namespace:
             continue
         value = namespace[name]
-        ok = isinstance(value, hint) and not (hint in (int, float) and isinstance(value, bool))
-        if hint is float and isinstance(value, int) and not isinstance(value, bool):
-            ok = True
-        if not ok:
+        allowed = (int, float) if hint is float else (hint,)  # a whole number is a fine float
+        if not isinstance(value, allowed) or (hint in (int, float) and isinstance(value, bool)):
             raise TypeError(f"parameter {name} must be {hint.__name__} (its parameters cell says so); got {value!r}")

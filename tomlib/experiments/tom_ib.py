@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import pandas as pd
@@ -157,7 +157,7 @@ def check_parameters(
         check_models(model, llm_mode)
     check_names("configs", configs, list(CONFIGS))
     for name, value, known in (
-        ("dynamics", dynamics, ("authors", "paper")),
+        ("dynamics", dynamics, get_args(CityParams.model_fields["dynamics"].annotation)),
         ("verification", verification, VERIFICATIONS),
         ("observation", observation, OBSERVATIONS),
     ):
