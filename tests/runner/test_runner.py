@@ -109,11 +109,26 @@ def test_sweep_runs_the_grid_in_parallel_and_resumes(tmp_path: Path, isolated: P
     } == stamps
 
 
-def test_sweep_rejects_parameters_the_notebook_does_not_declare(tmp_path: Path) -> None:
-    nb = write_nb(tmp_path / "x.ipynb", "results_dir = ''\na = 1", "pass")
+@pytest.mark.parametrize(
+    ("cell", "grid_text", "error", "match"),
+    [
+        ("results_dir = ''\na = 1", "parameters:\n  b: [1, 2]\n", ValueError, r"sets \['b'\]"),
+        (
+            "results_dir: str = ''\nepisodes: int = 3",
+            "parameters:\n  episodes: [2, 2.5]\n",
+            UsageError,
+            r"'episodes' must be int .* got 2.5",
+        ),
+    ],
+    ids=["undeclared name", "wrong type"],
+)
+def test_sweep_rejects_a_grid_the_notebook_cannot_take(
+    tmp_path: Path, cell: str, grid_text: str, error: type[Exception], match: str
+) -> None:
+    nb = write_nb(tmp_path / "x.ipynb", cell, "pass")
     grid = tmp_path / "g.yaml"
-    grid.write_text("parameters:\n  b: [1, 2]\n")
-    with pytest.raises(ValueError, match=r"sets \['b'\]"):
+    grid.write_text(grid_text)
+    with pytest.raises(error, match=match):
         sweep(str(nb), grid, profile=Profile(name="t"), progress=False)
 
 
@@ -167,11 +182,3 @@ def test_plain_papermill_names_a_misspelled_parameter_of_a_real_notebook(
         )
     assert "Passed unknown parameter: episode" in caplog.text
     assert "Passed unknown parameter: episodes" not in caplog.text
-
-
-def test_sweep_rejects_a_grid_value_of_the_wrong_type(tmp_path: Path) -> None:
-    nb = write_nb(tmp_path / "x.ipynb", "results_dir: str = ''\nepisodes: int = 3", "pass")
-    grid = tmp_path / "g.yaml"
-    grid.write_text("parameters:\n  episodes: [2, 2.5]\n")
-    with pytest.raises(UsageError, match=r"'episodes' must be int .* got 2.5"):
-        sweep(str(nb), grid, profile=Profile(name="t"), progress=False)
