@@ -66,8 +66,8 @@ ensure_browser() {
   fetch_webdeps || exit 3
 }
 
-# fetch_webdeps: require.js and the widget renderer (with its icon fonts), shipped beside the exported pages so they
-# work without the internet; the browser test needs them too. Returns non-zero when they cannot be fetched.
+# fetch_webdeps: require.js, the widget renderer (with its icon fonts) and MathJax, shipped beside the exported pages so
+# they work without the internet; the browser test needs them too. Returns non-zero when they cannot be fetched.
 fetch_webdeps() {
   local web=.tomlib/webdeps
   if [ ! -f "$web/html-manager/dist/embed-amd.js" ] || [ ! -f "$web/requirejs/require.js" ]; then
@@ -80,6 +80,17 @@ fetch_webdeps() {
       && tar xzf jupyter-widgets-html-manager-*.tgz -C html-manager --strip-components=1 \
       && tar xzf requirejs-*.tgz -C requirejs --strip-components=1 && rm -f ./*.tgz) \
       || { echo "reproduce.sh: npm pack failed; check access to the npm registry." >&2; rm -rf "$web"; return 1; }
+  fi
+  if [ ! -f "$web/mathjax/MathJax.js" ]; then
+    # MathJax 2.7.7 (what nbconvert's pages load), only the parts TeX-AMS_CHTML-full,Safe uses: 1.6 MB of 71
+    local parts=(MathJax.js LICENSE config/TeX-AMS_CHTML-full.js config/Safe.js extensions jax/input/TeX
+                 jax/output/CommonHTML jax/element fonts/HTML-CSS/TeX/woff)
+    echo "reproduce.sh: fetching MathJax 2.7.7 for the pages' equations from the npm registry (first run only)"
+    rm -rf "$web/mathjax.part" && mkdir -p "$web/mathjax.part"
+    (cd "$web/mathjax.part" && npm pack --silent mathjax@2.7.7 >/dev/null \
+      && tar xzf mathjax-2.7.7.tgz --strip-components=1 --exclude=package/extensions/a11y "${parts[@]/#/package/}" \
+      && rm -f mathjax-2.7.7.tgz) && mv "$web/mathjax.part" "$web/mathjax" \
+      || { echo "reproduce.sh: npm pack mathjax failed; check access to the npm registry." >&2; rm -rf "$web/mathjax.part"; return 1; }
   fi
   export TOMLIB_WEBDEPS="$PWD/$web"
 }

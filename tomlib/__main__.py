@@ -36,6 +36,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         scheduler=args.scheduler,
         overrides=parse_cli(args.parameters or (), args.parameters_yaml),
+        sandbox=args.sandbox,
     )
     report = build_report(args.results)
     print(summarize(outcomes))
@@ -59,6 +60,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         budget=_budget(args, profile),
         scheduler=args.scheduler,
         ship_results=args.ship_results,
+        sandbox=args.sandbox,
     )
     df = pd.read_csv(index, keep_default_na=False)
     failed = df[df["status"] != "ok"]
@@ -182,7 +184,13 @@ def _engine_args(p: argparse.ArgumentParser) -> None:
         "--jobs", type=_at_least_zero(int), default=1, help="notebooks at a time: local dask worker processes"
     )
     p.add_argument(
-        "--scheduler", default=None, help="run on an existing dask cluster (tcp://HOST:8786) instead of --jobs"
+        "--scheduler", default=None, help="run on an existing dask cluster (tls://HOST:8786) instead of --jobs"
+    )
+    p.add_argument(
+        "--sandbox",
+        default=None,
+        help="how generated code runs: isolated (default; refuses where it cannot be isolated) or rlimits-only "
+        "(runs it anyway, with resource limits only)",
     )
 
 

@@ -6,13 +6,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from tomlib.redact import redact_text
+
 
 class TomlibError(Exception):
     """An error whose message names the cause and the fix. Secrets in the message are redacted."""
 
     def __init__(self, *args: object) -> None:
-        from tomlib.redact import redact_text  # late: redact reads configs, which may raise TomlibError
-
         super().__init__(*(redact_text(a) if isinstance(a, str) else a for a in args))
 
 

@@ -7,6 +7,7 @@ from any working directory agree on one place.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 _MARKER = "pyproject.toml"
@@ -61,3 +62,31 @@ def webdeps_dir() -> Path:
     """require.js and the widget renderer, fetched by ``./reproduce.sh`` (``TOMLIB_WEBDEPS`` overrides)."""
     env = os.environ.get("TOMLIB_WEBDEPS")
     return Path(env).resolve() if env else project_root() / ".tomlib" / "webdeps"
+
+
+_BOUNDARY = r"(?=[/\\\"'\s<>)\],;:&]|$)"  # a whole path (or its prefix up to a separator), not a longer name
+
+
+def portable(text: str, extra: dict[str, str] | None = None) -> str:
+    """``text`` with this machine's absolute paths written as they read anywhere: the results folder as
+    ``results``, the checkout as ``.``, the home folder as ``~`` (and ``extra``: path → name). For what leaves the
+    machine: exported pages, executed notebooks, the report and the stamps."""
+    pairs = {str(results_dir()): "results", str(project_root()): ".", str(Path.home()): "~", **(extra or {})}
+    anchors: dict[str, str] = {}
+    for path, name in pairs.items():
+        for form in {path, os.path.realpath(path)}:
+            if len(form) > 1 and form.startswith("/"):
+                anchors.setdefault(form, name)
+    for path in sorted(anchors, key=len, reverse=True):  # the longest first: results inside the checkout
+        if path in text:
+            text = re.sub(re.escape(path) + _BOUNDARY, anchors[path].replace("\\", r"\\"), text)
+    return text
+
+
+def portable_file(path: str | os.PathLike[str], extra: dict[str, str] | None = None) -> None:
+    """:func:`portable` on a text file, in place."""
+    p = Path(path)
+    text = p.read_text(encoding="utf-8", errors="surrogateescape")
+    clean = portable(text, extra)
+    if clean != text:
+        p.write_text(clean, encoding="utf-8", errors="surrogateescape")

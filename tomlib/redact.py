@@ -1,7 +1,8 @@
 """One redaction policy for every boundary where text leaves the process or reaches disk.
 
 A secret is the value (8+ characters) of an environment variable whose name looks secret (KEY, TOKEN, SECRET,
-PASSWORD, CREDENTIAL, AUTH), of any variable that a configured model names as its ``api_key_env``, or a value
+PASSWORD, CREDENTIAL, AUTH), of any variable that a configured model names as its ``api_key_env`` (the model
+registry tells this module through :func:`register_secret_names`; this module imports nothing of tomlib), or a value
 registered with :func:`register_secret` (every key a model reads). Key-shaped strings (``sk-…``, bearer tokens,
 ``api_key=…``) are redacted too. Applied by the response store, transcripts, run logs, error messages, executed
 notebooks and their HTML, stamps, sweep indexes and the report.
@@ -13,7 +14,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 REDACTED = "[REDACTED]"
@@ -39,39 +40,24 @@ def register_secret(value: str | None) -> None:
             _generation[0] += 1
 
 
-_names_cache: dict[tuple[str, int], frozenset[str]] = {}
-_reading = threading.local()
+_name_sources: list[Callable[[], Iterable[str]]] = []
 
 
-def _configured_key_names() -> frozenset[str]:
-    """``api_key_env`` names in the model registry (re-read when the file changes). An unreadable registry adds
-    none: it fails with its own message where it is used, and that message is redacted without reading it again."""
-    if getattr(_reading, "active", False):
-        return frozenset()
-    try:
-        from tomlib.llm._config import load_models, models_file
+def register_secret_names(source: Callable[[], Iterable[str]]) -> None:
+    """Be told of more variables whose values are secrets: ``source`` is asked each time secrets are collected, so
+    it may follow a file that changes (the model registry registers its ``api_key_env`` names this way)."""
+    if source not in _name_sources:
+        _name_sources.append(source)
 
-        path = models_file()
-        stamp = (str(path), path.stat().st_mtime_ns)
-    except Exception:
-        return frozenset()
-    if stamp not in _names_cache:
-        _reading.active = True
-        try:
-            names = frozenset(c.api_key_env for c in load_models(path).values() if c.api_key_env)
-        except Exception:
-            names = frozenset()
-        finally:
-            _reading.active = False
-        _names_cache.clear()
-        _names_cache[stamp] = names
-    return _names_cache[stamp]
+
+def _told_names() -> set[str]:
+    return {name for source in _name_sources for name in source()}
 
 
 def secret_values(environ: dict[str, str] | None = None) -> list[str]:
     """Every secret value known now, longest first."""
     env = os.environ if environ is None else environ
-    names = {k for k in env if _SECRET_NAME.search(k)} | _configured_key_names()
+    names = {k for k in env if _SECRET_NAME.search(k)} | _told_names()
     values = {env[k] for k in names if len(env.get(k, "")) >= MIN_SECRET_LEN} | _registered
     return sorted(values, key=len, reverse=True)
 

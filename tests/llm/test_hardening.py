@@ -26,6 +26,7 @@ from tomlib.llm import (
     ResponseStore,
     StoreError,
     StructuredOutputError,
+    read_ledger,
 )
 from tomlib.llm import _client as client_module
 from tomlib.testing import Reply
@@ -97,6 +98,47 @@ def test_models_sharing_a_ledger_share_the_budget_and_a_ledger_file_crosses_proc
     if ledger.spent_tokens >= 30:
         with pytest.raises(BudgetExceeded):
             c.complete_sync(user("more"), sample_key="t")
+
+
+SPENDER = """
+import asyncio, json, sys
+from tomlib.llm import Budget, BudgetLedger, ChatModel, ModelConfig
+from tomlib.llm._errors import BudgetExceeded
+url, ledger, who = sys.argv[1:4]
+cfg = ModelConfig(name=who, kind="openai", model="fake-model-1", base_url=url, endpoint_id="fake", concurrency=8,
+                  backoff_base_s=0.01, backoff_max_s=0.05, max_retries=0, timeout_s=10.0)
+chat = ChatModel(cfg, budget=BudgetLedger(Budget(max_tokens=300), path=ledger))
+async def main():
+    calls = [chat.complete([{"role": "user", "content": f"{who} asks question {i}"}], max_tokens=2,
+                           sample_key={"experiment": who, "step": i}) for i in range(80)]
+    got = await asyncio.gather(*calls, return_exceptions=True)
+    bad = [repr(g) for g in got if isinstance(g, BaseException) and not isinstance(g, BudgetExceeded)]
+    print(json.dumps({"answered": sum(not isinstance(g, BaseException) for g in got), "bad": bad}))
+asyncio.run(main())
+"""
+
+
+def test_two_processes_on_one_ledger_pass_the_budget_by_at_most_one_process_in_flight(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # two kernels of one run (--jobs 2) gather calls at once against one small budget; each alone keeps to it, and
+    # since reservations are made under a lock on the shared ledger, together they do too
+    server.latency_s = 0.05
+    ledger = tmp_path / "spend.jsonl"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SPENDER, server.base_url, str(ledger), who], stdout=subprocess.PIPE, text=True
+        )
+        for who in ("kernel-a", "kernel-b")
+    ]
+    reports = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    assert not any(r["bad"] for r in reports), reports
+    answered = sum(r["answered"] for r in reports)
+    tokens, _usd, calls = read_ledger(ledger)
+    assert calls == answered == server.n_requests and all(r["answered"] for r in reports)
+    question = "kernel-a asks question 1"
+    per_call = len(question.split()) + len(f"fake reply to: {question}".split())  # the fake server's count: words
+    assert tokens >= 300 - per_call  # the budget was used, not refused early
+    assert tokens - 300 <= 8 * per_call  # the promise: one process's calls in flight, at most
+    assert tokens - 300 < 2 * per_call  # and with estimates that hold, about one call
 
 
 def test_replies_without_usage_are_counted_by_estimate(make_model, server) -> None:  # type: ignore[no-untyped-def]

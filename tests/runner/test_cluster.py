@@ -107,7 +107,7 @@ def test_killing_a_worker_loses_no_completed_run(isolated: Path, cluster: distri
     df = pd.read_csv(index)
     assert list(df["status"]) == ["ok"] * 6
     for row in df.itertuples():
-        assert (Path(row.results_dir) / "done.txt").read_text() == str(row.seed)
+        assert (index.parent / row.results_dir / "done.txt").read_text() == str(row.seed)
 
 
 def test_remote_workers_ship_results_and_their_recorded_responses(
@@ -139,8 +139,8 @@ def test_remote_workers_ship_results_and_their_recorded_responses(
         worker = {r["key"]: r["response"] for r in worker_store.iter_records(experiment="merge")}
         assert len(driver) == 9 and driver == worker  # exact: every recorded response, nothing else
         for row in df.itertuples():  # results came back to the driver's sweep folder
-            assert len((Path(row.results_dir) / "answers.txt").read_text().split("|")) == 3
-            assert Path(row.output).exists()
+            assert len((index.parent / row.results_dir / "answers.txt").read_text().split("|")) == 3
+            assert (index.parent / row.output).exists()
         # a rerun of the whole sweep, replaying from the driver's store on this machine's workers: no call repeated
         (index.parent / "index.csv").unlink()
         replay = Profile(name="t", parameters={"base_url": srv.base_url, "mode": "replay"})
@@ -212,3 +212,46 @@ def test_the_driver_hears_which_cell_each_worker_starts(isolated: Path) -> None:
         while len(seen) < 2 and time.time() < deadline:
             time.sleep(0.1)
     assert seen[:2] == ["12_cells cell 1/2: results_dir = ''", "12_cells cell 2/2: import time"], seen
+
+
+INTRUDER = """
+import sys
+from distributed import Client
+from distributed.security import Security
+address = sys.argv[1]
+for where in (address, address.replace("tls://", "tcp://")):
+    for security in (None, Security.temporary()):  # no credentials, or a certificate of its own
+        try:
+            client = Client(where, timeout=5, security=security)
+        except Exception:
+            print("refused")
+        else:
+            print("ran", client.submit(int, 42).result())
+            client.close()
+"""
+
+
+def test_the_local_cluster_runs_only_the_sweeps_own_code() -> None:
+    """Another process (any local user) cannot drive the sweep's cluster: TLS with a certificate made for this run,
+    held in memory; nothing of it listens beyond loopback."""
+    import subprocess
+    import sys
+    from urllib.parse import urlparse
+
+    import psutil
+
+    from tomlib.runner._cluster import open_client
+
+    with open_client(jobs=1) as client:
+        address = client.scheduler.address
+        assert address.startswith("tls://127.0.0.1:")
+        assert client.submit(int, 41).result() == 41  # the sweep's own client works
+        assert urlparse(client.dashboard_link).hostname == "127.0.0.1"
+        out = subprocess.run([sys.executable, "-c", INTRUDER, address], capture_output=True, text=True, timeout=120)
+        assert out.stdout.split() == ["refused"] * 4, out.stdout + out.stderr[-2000:]
+        me = psutil.Process()
+        pids = {me.pid, *(c.pid for c in me.children(recursive=True))}
+        listening = [
+            c.laddr for c in psutil.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN and c.pid in pids
+        ]
+        assert listening and all(addr.ip == "127.0.0.1" for addr in listening), listening

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import nbformat
@@ -100,12 +101,12 @@ def test_sweep_runs_the_grid_in_parallel_and_resumes(tmp_path: Path, isolated: P
     assert len(ok) == 3 and set(ok["seed"]) == {1}
     assert all("unlucky seed" in e for e in df[df["status"] == "failed"]["error"])
     for row in ok.itertuples():
-        assert (Path(row.results_dir) / "out.txt").read_text() == f"{row.tom_order}-1"
-    stamps = {r.run_id: Path(r.output).stat().st_mtime_ns for r in ok.itertuples()}
+        assert (index.parent / row.results_dir / "out.txt").read_text() == f"{row.tom_order}-1"
+    stamps = {r.run_id: (index.parent / r.output).stat().st_mtime_ns for r in ok.itertuples()}
     # resume: the 3 completed runs are not executed again; the failed ones are retried
     sweep(str(nb), grid, jobs=2, profile=Profile(name="t"), name="s", progress=False)
     assert {
-        r: Path(pd.read_csv(index).set_index("run_id").loc[r, "output"]).stat().st_mtime_ns for r in stamps
+        r: (index.parent / pd.read_csv(index).set_index("run_id").loc[r, "output"]).stat().st_mtime_ns for r in stamps
     } == stamps
 
 
@@ -182,3 +183,46 @@ def test_plain_papermill_names_a_misspelled_parameter_of_a_real_notebook(
         )
     assert "Passed unknown parameter: episode" in caplog.text
     assert "Passed unknown parameter: episodes" not in caplog.text
+
+
+def test_what_is_exported_names_no_local_path_and_stamps_the_sandbox(series: Path, isolated: Path) -> None:
+    from tomlib.paths import project_root
+    from tomlib.report import build_report
+
+    write_nb(
+        series / "03_paths.ipynb",
+        "results_dir = ''",
+        "import tomlib.paths\nprint(results_dir, tomlib.paths.project_root(), tomlib.paths.results_dir())",
+    )
+    out = run_notebooks(PROFILE, ["03"], directory=series, progress=False, sandbox="rlimits-only")
+    assert out[0].status == "ok", out[0].error
+    build_report()
+    results = isolated / "results"
+    files = [*results.glob("notebooks/03_paths*"), results / "REPORT.md", results / "REPORT.html"]
+    assert {f.suffix for f in files} >= {".ipynb", ".html", ".json", ".md"}
+    for f in files:
+        text = f.read_text()
+        assert str(isolated) not in text and str(project_root()) not in text, f
+    executed = (results / "notebooks" / "03_paths.ipynb").read_text()
+    assert "results ." in executed  # the printed paths, written as they read anywhere
+    stamp = json.loads((results / "notebooks" / "03_paths.stamp.json").read_text())
+    assert stamp["sandbox"] == "rlimits-only" and stamp["parameters"]["results_dir"] == "results"
+
+
+def test_an_unknown_sandbox_mode_fails_before_any_notebook_runs(
+    series: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["run", "--notebooks-dir", str(series), "--no-html", "--sandbox", "rlimit-only"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Unknown sandbox mode 'rlimit-only'" in err and "rlimits-only" in err
+    assert not (series.parent / "results" / "notebooks" / "02_good.stamp.json").exists()
+
+
+def test_a_log_gets_one_plain_line_per_notebook_not_bar_refreshes(
+    series: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_notebooks(PROFILE, directory=series, html=False)  # progress on, output captured: not a terminal
+    out, err = capsys.readouterr()
+    assert "\r" not in out + err
+    assert "notebooks (t, 1 local worker): 2 to run" in out
+    assert "[1/2] 01_bad failed in" in out and "boom" in out and "[2/2] 02_good ok in" in out

@@ -1,19 +1,33 @@
-"""The sandbox against code written to misbehave, and the harness against data no one here wrote."""
+"""The sandbox against code written to misbehave, and the harness against data no one here wrote.
+
+Every adversarial test runs as this user and as ``nobody`` (see ``_users.py``): isolation must hold for a user who
+is not root, not only on CI.
+"""
 
 from __future__ import annotations
 
+import http.server
 import os
+import re
+import secrets
 import subprocess
 import sys
+import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.sandbox._users import ROOT, SEEN, Checker, open_to_all, skip_reason
 from tomlib.datasets import CodeTask, humaneval, mbpp
-from tomlib.sandbox import Limits, check_many, isolation_available, run_tests
+from tomlib.sandbox import Limits, check_many, run_tests
+from tomlib.sandbox._run import ISOLATION, SandboxUnavailable
 
 FAST = Limits(timeout_s=3, cpu_s=2, memory_mb=512, file_mb=4)
-NAMESPACES = "read-only-fs" in isolation_available()  # root with CAP_SYS_ADMIN, as on these machines and CI
+BARE = Limits(
+    timeout_s=3, cpu_s=2, memory_mb=512, file_mb=4, namespaces=False
+)  # what a machine without namespaces gives
 
 ADVERSARIAL = {
     "infinite loop": ("while True:\n    pass", "", "timed out|CPU time"),
@@ -35,53 +49,179 @@ ADVERSARIAL = {
 }
 
 
+@pytest.fixture(params=["this user", "nobody"])
+def as_user(request: pytest.FixtureRequest) -> Checker:
+    if request.param == "nobody" and (why := skip_reason()):
+        pytest.skip(why)
+    return Checker(request.param)
+
+
+def _record(checker: Checker, isolation: list[str]) -> None:
+    who = "nobody" if checker.who == "nobody" else f"this user (uid {os.geteuid()})"
+    SEEN[who] = ", ".join(isolation)
+
+
 @pytest.mark.parametrize("case", ADVERSARIAL)
-def test_adversarial_code_is_contained_and_reported_as_a_failure(case: str) -> None:
+def test_adversarial_code_is_contained_and_reported_as_a_failure(as_user: Checker, case: str) -> None:
     program, tests, reason = ADVERSARIAL[case]
-    r = run_tests(program, tests, limits=FAST)
+    r = as_user.check(program, tests, limits=FAST)
     assert not r.passed and r.status in {"failed", "timeout"}
     if reason:
-        import re
-
         assert re.search(reason, r.reason), r.reason
     assert len(r.stdout) <= FAST.output_chars + 10
 
 
-def test_a_key_in_the_environment_is_not_visible(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "k" * 40)
-    r = run_tests(
-        "import os\nleaked = {k: v for k, v in os.environ.items() if 'KEY' in k}", "assert not leaked, leaked"
+def test_every_protection_applies_and_ordinary_code_still_passes(as_user: Checker) -> None:
+    local = as_user.check("open('scratch.txt', 'w').write('ok')", "assert open('scratch.txt').read() == 'ok'")
+    assert local.passed, local.reason
+    _record(as_user, local.isolation)
+    assert set(ISOLATION) <= set(local.isolation), local.isolation
+    caps = as_user.check(
+        "status = dict(line.split(':\\t') for line in open('/proc/self/status').read().splitlines() if ':\\t' in line)",
+        "assert int(status['CapEff'], 16) == int(status['CapBnd'], 16) == 0, status\n"
+        "assert status['NoNewPrivs'].strip() == '1'",
+    )
+    assert caps.passed, caps.reason
+    task = humaneval()[0]
+    assert as_user.check(task.reference, task.tests).passed
+
+
+def test_a_key_in_the_environment_is_not_visible(as_user: Checker) -> None:
+    r = as_user.check(
+        "import os\nleaked = {k: v for k, v in os.environ.items() if 'KEY' in k}",
+        "assert not leaked, leaked",
+        OPENAI_API_KEY="sk-" + "k" * 40,
     )
     assert r.passed, r.reason
 
 
-@pytest.mark.skipif(not NAMESPACES, reason="file-system and network isolation need namespaces (root)")
-def test_writes_outside_the_work_dir_sockets_and_home_are_blocked(tmp_path: Path) -> None:
-    target = tmp_path / "escaped.txt"
-    r = run_tests(f"open({str(target)!r}, 'w').write('x')", "", limits=FAST)
+def test_another_process_and_its_environment_are_out_of_sight(as_user: Checker) -> None:
+    # the user's notebook kernel holds the API key in its environment; its /proc entry must not be readable
+    marker = "sk-marker-" + secrets.token_hex(12)
+    scan = (
+        "import os\nhits, pids = [], [p for p in os.listdir('/proc') if p.isdigit()]\n"
+        "for p in pids:\n    try:\n"
+        f"        hits += [p] if {marker!r}.encode() in open(f'/proc/{{p}}/environ', 'rb').read() else []\n"
+        "    except OSError:\n        pass\n"
+    )
+    neighbour = as_user.spawn(["sleep", "60"], OPENAI_API_KEY=marker)
+    try:
+        seen = as_user.check(scan, "assert not hits, hits\nassert len(pids) <= 3, pids")
+        assert seen.passed, seen.reason
+        bare = as_user.check(scan, "assert hits, 'not found'", limits=BARE, mode="rlimits-only")
+        assert bare.passed, "without namespaces the same scan should find the neighbour: " + bare.reason
+    finally:
+        neighbour.kill()
+        neighbour.wait()
+
+
+def test_the_kernel_knobs_stay_read_only(as_user: Checker) -> None:
+    # opened for writing, never written: the open itself must be refused
+    r = as_user.check(
+        "refused = []\nfor knob in ('/proc/sysrq-trigger', '/proc/sys/kernel/hostname'):\n"
+        "    try:\n        open(knob, 'a').close()\n    except OSError as exc:\n        refused.append(exc.errno)\n",
+        "assert len(refused) == 2, refused",
+    )
+    assert r.passed, r.reason
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 (where the model endpoint would be) that anyone on this machine can reach."""
+
+    class Quiet(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"reached")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}/"
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_no_network_not_even_loopback(as_user: Checker, http_server: str) -> None:
+    fetch = f"import urllib.request\nbody = urllib.request.urlopen({http_server!r}, timeout=2).read()"
+    r = as_user.check(fetch, "assert body == b'reached'", limits=FAST)
+    assert not r.passed and re.search("unreachable|refused|URLError", r.reason), r.reason
+    bare = as_user.check(fetch, "assert body == b'reached'", limits=BARE, mode="rlimits-only")
+    assert bare.passed, "without namespaces the server should be reachable: " + bare.reason
+
+
+@pytest.fixture
+def planted() -> Iterator[Path]:
+    """A world-readable folder (with a secret file) and a world-writable one, both outside the check's folder."""
+    base = Path(tempfile.mkdtemp(prefix="tomlib-planted-"))
+    try:
+        open_to_all(base)
+        (base / "secret.txt").write_text("planted")
+        (base / "secret.txt").chmod(0o644)
+        open_to_all(base / "drop", 0o1777)
+        yield base
+    finally:
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_files_outside_are_neither_read_nor_written(as_user: Checker, planted: Path) -> None:
+    read = f"text = open({str(planted / 'secret.txt')!r}).read()"
+    assert not as_user.check(read, "assert text == 'planted'").passed
+    assert as_user.check(read, "assert text == 'planted'", limits=BARE, mode="rlimits-only").passed  # it is there
+    target = planted / "drop" / "escaped.txt"
+    r = as_user.check(f"open({str(target)!r}, 'w').write('x')", "", limits=FAST)
     assert not r.passed and not target.exists()
-    assert not run_tests(f"open('{Path.cwd()}/escaped.txt', 'w')", "", limits=FAST).passed
-    sock = run_tests("import socket\nsocket.create_connection(('127.0.0.1', 22), timeout=1)", "", limits=FAST)
-    assert not sock.passed and "unreachable" in sock.reason
+    # and on the file system the checkout lives on, where nothing is private
+    project_drop = ROOT / ".tomlib" / f"escape-{secrets.token_hex(4)}"
+    try:
+        if open_to_all(project_drop, 0o1777) or as_user.who != "nobody":
+            r = as_user.check(f"open({str(project_drop / 'x.txt')!r}, 'w').write('x')", "", limits=FAST)
+            assert not r.passed and "Read-only" in r.reason and not (project_drop / "x.txt").exists(), r.reason
+    finally:
+        project_drop.rmdir()
+
+
+def test_home_and_run_are_hidden(as_user: Checker) -> None:
     prefix = Path(sys.base_prefix).resolve()  # the interpreter stays visible, nothing else of /root
     allowed = [prefix.relative_to("/root").parts[0]] if prefix.is_relative_to("/root") else []
-    home = run_tests("import os\nseen = os.listdir('/root')", f"assert seen == {allowed!r}, seen", limits=FAST)
+    if as_user.who == "nobody":
+        allowed = []  # nobody's interpreter is not the one under /root
+    home = as_user.check(
+        "import os\nseen = {d: os.listdir(d) for d in ('/root', '/home', '/run') if os.path.isdir(d)}",
+        f"assert seen.pop('/root', []) in ([], {allowed!r}) and not any(seen.values()), seen",
+        limits=FAST,
+    )
     assert home.passed, home.reason
-    local = run_tests("open('scratch.txt', 'w').write('ok')", "assert open('scratch.txt').read() == 'ok'", limits=FAST)
-    assert local.passed, local.reason
-    assert {"no-network", "read-only-fs", "pid-namespace", "no-capabilities"} <= set(local.isolation)
 
 
-@pytest.mark.skipif(not NAMESPACES, reason="the PID namespace needs root")
-def test_nothing_a_fork_bomb_started_survives_it() -> None:
+def test_nothing_a_fork_bomb_started_survives_it(as_user: Checker) -> None:
     marker = "tomlib-bomb-" + os.urandom(4).hex()
     program = (
         "import os, time\nfor _ in range(20):\n    if os.fork() == 0:\n"
         f"        os.setsid()  # {marker}: a child that leaves the process group\n        time.sleep(60)\n"
     )
-    run_tests(program + "time.sleep(60)", "", limits=Limits(timeout_s=1))
+    as_user.check(program + "time.sleep(60)", "", limits=Limits(timeout_s=1))
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert marker not in ps
+
+
+def test_without_isolation_nothing_runs_unless_the_user_opts_in(as_user: Checker, planted: Path) -> None:
+    # BARE stands for a machine without namespaces (user namespaces disabled, macOS)
+    program = f"open({str(planted / 'drop' / 'ran.txt')!r}, 'w').write('x')"
+    with pytest.raises(SandboxUnavailable, match="TOMLIB_SANDBOX=rlimits-only") as err:
+        as_user.check(program, "", limits=BARE)
+    assert "missing no-network" in str(err.value)
+    assert not (planted / "drop" / "ran.txt").exists()  # refused before the program started
+    opted = as_user.check(program, "", limits=BARE, mode="rlimits-only")
+    assert opted.passed and opted.isolation == ["rlimits", "fresh-cwd", "clean-env"]
+    assert (planted / "drop" / "ran.txt").exists()
 
 
 def test_the_suite_goes_on_after_bad_code() -> None:

@@ -101,8 +101,14 @@ def test_exported_notebook_explorer_works_without_a_kernel_or_the_internet(
         blocked: list[str] = []
         browser, page = open_offline(p, chromium, page_file, blocked)
         page.wait_for_selector(".tx > h4", timeout=60_000)
-        # the widget scripts and icon fonts came from beside the page (only MathJax was refused)
-        assert not [u for u in blocked if "mathjax" not in u.lower()], blocked
+        # the intro's equation is typeset by the MathJax copied beside the page, not left as raw TeX
+        page.wait_for_selector(".MathJax_CHTML", timeout=30_000)
+        assert (page_file.parent / "mathjax" / "MathJax.js").exists()
+        assert "\\arg\\max" not in page.inner_text("body")
+        # the widget scripts, icon fonts and MathJax all came from beside the page: nothing was asked of the network
+        assert not blocked, blocked
+        text = page_file.read_text() + page_file.with_suffix(".ipynb").read_text()
+        assert str(isolated) not in text and str(project_root()) not in text  # no local path travels with the page
         page.wait_for_function(ICONS_LOADED, timeout=10_000)  # the play/pause icons are drawn, not empty boxes
         assert not page.get_by_text("reload logs").is_visible()  # a saved page has no kernel to reload with
         assert page.locator(".tomlib-fallback").count() == 1  # the plain step is in the page, hidden under the widget
@@ -163,6 +169,7 @@ def test_view_page_works_without_jupyter_or_the_internet(isolated: Path, monkeyp
     assert main(["view", "adaptive_tom.table1", "--condition", "game1:ToM-1 vs ToM-2"]) == 0
     (page_file,) = (isolated / "results" / "views").glob("adaptive_tom.table1-*.html")
     assert (page_file.parent / "_static" / "embed.js").exists()
+    assert str(isolated) not in page_file.read_text() and str(project_root()) not in page_file.read_text()
 
     with sync_playwright() as p:
         blocked: list[str] = []

@@ -33,6 +33,7 @@ from tomlib.experiments._jobs import run_jobs
 from tomlib.llm import ChatModel
 from tomlib.programming import Episode, TeamConfig, check_episodes, run_episode
 from tomlib.report import attach_paper_values
+from tomlib.sandbox import describe_sandbox, require_sandbox, sandbox_mode
 from tomlib.trace import RunLog
 
 PAPER_ID = "coalition"
@@ -131,10 +132,13 @@ async def run_programming(
         for b in benchmarks
         for t in load_tasks(b, humaneval_tasks if b == "humaneval" else mbpp_tasks, mbpp_split=mbpp_split)
     ]
+    isolation = require_sandbox()  # before any call is paid for: code that cannot be isolated is not run
     if chat is None:
         chat = ChatModel.from_name(model, mode=llm_mode)  # type: ignore[arg-type]
-    if on_estimate is not None and llm_mode != "replay":
-        on_estimate(estimate(model, configs, len(tasks), seeds).line(model))
+    if on_estimate is not None:
+        on_estimate(describe_sandbox())
+        if llm_mode != "replay":
+            on_estimate(estimate(model, configs, len(tasks), seeds).line(model))
     log = RunLog(
         experiment,
         results=results,
@@ -144,6 +148,7 @@ async def run_programming(
             "conditions": [c.label for c in configs],
             "tasks": [t.task_id for t in tasks],
             "seeds": seeds,
+            "sandbox": {"mode": sandbox_mode(), "isolation": list(isolation)},
         },
     )
     log.observe(chat)

@@ -38,7 +38,7 @@ from tomlib.reasoning import (
     run_dylan_code,
 )
 from tomlib.report import attach_paper_values
-from tomlib.sandbox import CheckCache
+from tomlib.sandbox import CheckCache, describe_sandbox, require_sandbox, sandbox_mode
 from tomlib.trace import RunLog
 
 PAPER_ID = "coalition"
@@ -161,14 +161,16 @@ async def run_reasoning(
     tasks: list[CodeTask] = []
     if set(methods) & set(CODE_METHODS):
         tasks = list(humaneval() if humaneval_tasks == 0 else humaneval()[:humaneval_tasks])
+    meta: dict[str, Any] = {"model": model, "source": f"llm:{model}", "methods": list(methods), "seeds": seeds}
+    if tasks:  # before any call is paid for: code that cannot be isolated is not run
+        meta["sandbox"] = {"mode": sandbox_mode(), "isolation": list(require_sandbox())}
     chat = chat or ChatModel.from_name(model, mode=llm_mode)  # type: ignore[arg-type]
-    if on_estimate is not None and llm_mode != "replay":
-        on_estimate(estimate(model, methods, len(questions), len(tasks), seeds).line(model))
-    log = RunLog(
-        experiment,
-        results=results,
-        meta={"model": model, "source": f"llm:{model}", "methods": list(methods), "seeds": seeds},
-    )
+    if on_estimate is not None:
+        if tasks:
+            on_estimate(describe_sandbox())
+        if llm_mode != "replay":
+            on_estimate(estimate(model, methods, len(questions), len(tasks), seeds).line(model))
+    log = RunLog(experiment, results=results, meta=meta)
     log.observe(chat)
     cache = CheckCache()
     jobs: list[Any] = [(m, q, s) for m in methods if m in METHODS for q in questions for s in range(seeds)] + [

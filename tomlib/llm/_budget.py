@@ -7,18 +7,26 @@ new live call is refused. So the spend can pass the limit only by what the calls
 their share: less than one call (prompt + ``max_tokens``) when the estimates hold, and never more than the calls
 in flight (at most ``concurrency`` of them) when a prompt estimate was low.
 
-A ledger file lets the kernels of one ``python -m tomlib run`` (one notebook after another) share one budget:
-every settled call appends a line, and every process adds the lines other processes wrote.
+A ledger file lets the processes of one ``python -m tomlib run`` (kernels one after another, or side by side with
+``--jobs``) share one budget, reservations included: under an exclusive lock on ``<ledger>.lock``, a call reads what
+the others wrote, counts their reservations still open, and appends its own (a ``hold`` line) before it is sent;
+settling appends a ``release`` line with what it cost. So the admission rule above holds across processes, and all
+of them together can pass the limit only by what the calls in flight cost beyond their estimates. A hold of a process
+that died is ignored (same host: its PID is gone; another host: after ``STALE_HOLD_S``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import json
 import os
 import secrets
+import socket
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +38,8 @@ from tomlib.llm._errors import BudgetExceeded
 ENV_MAX_TOKENS = "TOMLIB_MAX_TOKENS"
 ENV_MAX_USD = "TOMLIB_MAX_USD"
 ENV_LEDGER = "TOMLIB_SPEND_LEDGER"
+STALE_HOLD_S = 900.0  # a hold from another host older than this is taken as lost (its call cannot last that long)
+POLL_S = 0.05  # how often a call waiting on other processes' reservations looks again
 
 
 class Budget(BaseModel):
@@ -59,6 +69,27 @@ def estimate_prompt_tokens(messages: Sequence[dict[str, Any]]) -> int:
 class Reservation:
     tokens: int
     usd: float
+    hold: str = ""  # the id of its hold line in the ledger file
+
+
+@dataclass
+class _Hold:
+    tokens: int
+    usd: float
+    pid: int
+    host: str
+    at: float
+
+    def alive(self, host: str) -> bool:
+        if self.host != host:
+            return time.time() - self.at < STALE_HOLD_S
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
 
 
 class BudgetLedger:
@@ -74,7 +105,9 @@ class BudgetLedger:
         self.in_flight = 0
         self.calls = 0  # settled live calls, this process's and those read from the ledger file
         self._me = secrets.token_hex(6)
+        self._host = socket.gethostname()
         self._offset = 0
+        self._held: dict[str, _Hold] = {}  # other processes' open reservations, from the ledger file
         self._lock = threading.Lock()
         self._settled: asyncio.Event | None = None
         self._refresh()
@@ -92,8 +125,27 @@ class BudgetLedger:
             ) from None
         return cls(budget, path=os.environ.get(ENV_LEDGER) or None)
 
+    @contextlib.contextmanager
+    def _file_lock(self) -> Iterator[None]:
+        """Exclusive across processes (an flock on ``<ledger>.lock``); a no-op without a ledger file."""
+        if self.path is None:
+            yield
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_name(self.path.name + ".lock"), "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _append(self, record: dict[str, Any]) -> None:
+        assert self.path is not None
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")
+
     def _refresh(self) -> None:
-        """Add what other processes sharing the ledger file settled since the last look."""
+        """Add what other processes settled since the last look, and follow their open reservations."""
         if self.path is None or not self.path.exists():
             return
         with open(self.path, "rb") as fh:
@@ -106,15 +158,34 @@ class BudgetLedger:
                 rec = json.loads(line)
             except ValueError:
                 continue
-            if rec.get("by") != self._me:
-                self.spent_tokens += int(rec.get("tokens", 0))
-                self.spent_usd += float(rec.get("usd", 0.0))
-                self.calls += 1
+            if rec.get("by") == self._me:
+                continue
+            if "hold" in rec:
+                self._held[rec["hold"]] = _Hold(
+                    int(rec.get("tokens", 0)),
+                    float(rec.get("usd", 0.0)),
+                    int(rec.get("pid", 0)),
+                    str(rec.get("host", "")),
+                    float(rec.get("at", 0.0)),
+                )
+                continue
+            self._held.pop(rec.get("release", ""), None)
+            self.spent_tokens += int(rec.get("tokens", 0))
+            self.spent_usd += float(rec.get("usd", 0.0))
+            self.calls += int(rec.get("tokens", 0)) > 0
+
+    def _others(self) -> tuple[int, float, int]:
+        """Tokens, USD and count of the open reservations of other live processes."""
+        live = [h for h in self._held.values() if h.alive(self._host)]
+        return sum(h.tokens for h in live), sum(h.usd for h in live), len(live)
 
     def _over(self, with_reserved: bool) -> str | None:
         b = self.budget
-        tokens = self.spent_tokens + (self.reserved_tokens if with_reserved else 0)
-        usd = self.spent_usd + (self.reserved_usd if with_reserved else 0.0)
+        tokens, usd = self.spent_tokens, self.spent_usd
+        if with_reserved:
+            other_tokens, other_usd, _ = self._others()
+            tokens += self.reserved_tokens + other_tokens
+            usd += self.reserved_usd + other_usd
         if b.max_tokens is not None and tokens >= b.max_tokens:
             return "tokens"
         if b.max_usd is not None and usd >= b.max_usd:
@@ -141,14 +212,22 @@ class BudgetLedger:
         if self._settled is None:
             self._settled = asyncio.Event()
         while True:
-            with self._lock:
+            with self._lock, self._file_lock():
                 self._refresh()
                 over = self._over(with_reserved=False)
-                if over is None and (self._over(with_reserved=True) is None or self.in_flight == 0):
+                nobody_waits = self.in_flight == 0 and self._others()[2] == 0
+                if over is None and (self._over(with_reserved=True) is None or nobody_waits):
                     self.reserved_tokens += tokens
                     self.reserved_usd += usd
                     self.in_flight += 1
-                    return Reservation(tokens, usd)
+                    hold = ""
+                    if self.path is not None:
+                        hold = f"{self._me}-{secrets.token_hex(4)}"
+                        self._append(
+                            {"by": self._me, "hold": hold, "tokens": tokens, "usd": round(usd, 8)}
+                            | {"pid": os.getpid(), "host": self._host, "at": round(time.time(), 3)}
+                        )
+                    return Reservation(tokens, usd, hold)
             if over is not None:
                 what = "Token" if over == "tokens" else "Money"
                 raise BudgetExceeded(
@@ -157,11 +236,15 @@ class BudgetLedger:
                     "(--max-tokens / --max-usd, or Budget(...)) resumes without repeating a call."
                 )
             self._settled.clear()
-            await self._settled.wait()
+            if self.in_flight:  # one of ours settles: we hear it at once
+                await self._settled.wait()
+            else:  # only other processes hold the rest: look again shortly
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._settled.wait(), POLL_S)
 
     def settle(self, held: Reservation, *, model: str, tokens: int, usd: float) -> None:
         """Replace a reservation by what the call cost (``tokens=0`` when it failed and was not billed)."""
-        with self._lock:
+        with self._lock, self._file_lock():
             if self.budget.limited:
                 self.reserved_tokens -= held.tokens
                 self.reserved_usd -= held.usd
@@ -169,11 +252,9 @@ class BudgetLedger:
             self.spent_tokens += tokens
             self.spent_usd += usd
             self.calls += tokens > 0
-            if self.path is not None and tokens:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                line = json.dumps({"by": self._me, "model": model, "tokens": tokens, "usd": round(usd, 8)})
-                with open(self.path, "a", encoding="utf-8") as fh:
-                    fh.write(line + "\n")
+            if self.path is not None and (tokens or held.hold):
+                record = {"by": self._me, "model": model, "tokens": tokens, "usd": round(usd, 8)}
+                self._append(record | ({"release": held.hold} if held.hold else {}))
         if self._settled is not None:
             self._settled.set()
 

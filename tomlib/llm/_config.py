@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Literal
 
@@ -12,7 +13,7 @@ from tomlib.errors import ConfigFileError, load_yaml
 from tomlib.llm._errors import ConfigError, MissingKeyError
 from tomlib.llm._local import GGUF_NAME
 from tomlib.paths import configs_dir
-from tomlib.redact import register_secret
+from tomlib.redact import register_secret, register_secret_names
 
 JsonMode = Literal["json_schema", "json_object", "json_object_schema", "none"]
 
@@ -133,3 +134,34 @@ def get_model_config(name: str, path: str | os.PathLike[str] | None = None) -> M
             "(one YAML entry; see README, 'Adding a model')."
         )
     return models[name]
+
+
+_names_cache: dict[tuple[str, int], frozenset[str]] = {}
+_reading = threading.local()
+
+
+def _key_names() -> frozenset[str]:
+    """``api_key_env`` names in the model registry (re-read when the file changes), for :mod:`tomlib.redact`. An
+    unreadable registry adds none: it fails with its own message where it is used, and that message is redacted
+    without reading it again."""
+    if getattr(_reading, "active", False):
+        return frozenset()
+    try:
+        path = models_file()
+        stamp = (str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return frozenset()
+    if stamp not in _names_cache:
+        _reading.active = True
+        try:
+            names = frozenset(c.api_key_env for c in load_models(path).values() if c.api_key_env)
+        except Exception:
+            names = frozenset()
+        finally:
+            _reading.active = False
+        _names_cache.clear()
+        _names_cache[stamp] = names
+    return _names_cache[stamp]
+
+
+register_secret_names(_key_names)

@@ -9,7 +9,7 @@ Not yet in a notebook.
 from tomlib.reasoning._chateval import ChatEvalResult, run_chateval
 from tomlib.reasoning._coalition_team import TeamResult, TeamRound, run_coalition_team
 from tomlib.reasoning._common import Answer, answer_messages, plurality, read_answer
-from tomlib.reasoning._dylan import MMLU_ROLES, DylanResult, normalised, parse_ratings, run_dylan
+from tomlib.reasoning._dylan import MMLU_ROLES, DylanResult, run_dylan
 from tomlib.reasoning._dylan_code import (
     CODE_ROLES,
     DylanCodeResult,
@@ -17,6 +17,7 @@ from tomlib.reasoning._dylan_code import (
     parse_asserts,
     run_dylan_code,
 )
+from tomlib.reasoning._dylan_graph import normalised, parse_ratings
 
 __all__ = [
     "CODE_ROLES",

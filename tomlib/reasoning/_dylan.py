@@ -18,24 +18,24 @@ Appendix F.1 uses it with and without 2-ToM). Our code, from the method's descri
 from __future__ import annotations
 
 import random
-import re
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from tomlib.datasets import ChoiceQuestion
 from tomlib.llm import ChatModel, SampleKey
 from tomlib.reasoning._common import TOM_GUIDE, Answer, log_start, read_answer
+from tomlib.reasoning._dylan_graph import (
+    STEPS,
+    normalised,
+    parse_ratings,
+    propagate_importance,
+    ranker_picks,
+    role_importance,
+)
 from tomlib.trace import RunLog
-
-if TYPE_CHECKING:
-    from tomlib.reasoning._dylan_code import CodeNode
 
 MMLU_ROLES = ("Economist", "Doctor", "Lawyer", "Mathematician", "Psychologist", "Programmer", "Historian")
 """Appendix F's MMLU roles (also DyLAN's)."""
-STEPS = 3
-_RATINGS = re.compile(r"\[\[\s*([0-9.,\s]+?)\s*\]\]")
 
 
 @dataclass
@@ -65,37 +65,6 @@ class DylanResult:
         return role_importance(self.nodes, self.roles)
 
 
-def role_importance(nodes: Sequence[Node | CodeNode], roles: Sequence[str]) -> dict[str, float]:
-    """Agent Importance Score of each role on one question: its nodes' importance summed over steps, normalised to
-    sum 1 over roles (the paper's Table 7 scores sum to 1.000); all 0 if no final node earned credit."""
-    out = dict.fromkeys(roles, 0.0)
-    for n in nodes:
-        out[n.agent] += n.importance
-    total = sum(out.values())
-    return {a: v / total for a, v in out.items()} if total > 0 else out
-
-
-def parse_ratings(text: str, n: int) -> list[float] | None:
-    """The last ``[[r1, r2, ...]]`` in a reply, if it has exactly ``n`` numbers."""
-    found = _RATINGS.findall(text)
-    if not found:
-        return None
-    try:
-        vals = [float(x) for x in re.split(r"[,\s]+", found[-1].strip()) if x]
-    except ValueError:
-        return None
-    return vals if len(vals) == n else None
-
-
-def normalised(ratings: list[float] | None, n: int) -> list[float]:
-    """r/5 clipped to [0, 1], normalised to sum 1; uniform when missing or all zero."""
-    if not ratings:
-        return [1.0 / n] * n
-    w = [min(max(r / 5.0, 0.0), 1.0) for r in ratings]
-    total = sum(w)
-    return [x / total for x in w] if total > 0 else [1.0 / n] * n
-
-
 def _messages(question: ChoiceQuestion, role: str, tom: int, shown: list[tuple[str, str]]) -> list[dict[str, str]]:
     system = f"You are a {role}. You answer a single-choice question together with other agents and give your reasons."
     if tom:
@@ -120,12 +89,6 @@ def _ranker_messages(question: ChoiceQuestion, shown: list[tuple[str, str]]) -> 
         "[1, 2]."
     )
     return [{"role": "user", "content": user}]
-
-
-def ranker_picks(text: str, n: int, rng: random.Random, keep: int = 2) -> list[int]:
-    """The ranker's first ``keep`` distinct solution numbers (0-based); a seeded draw when it named fewer."""
-    picks = list(dict.fromkeys(i for i in (int(x) - 1 for x in re.findall(r"\d+", text)) if 0 <= i < n))[:keep]
-    return picks if len(picks) == keep else sorted(rng.sample(range(n), keep))
 
 
 def _consensus(answers: list[Answer], n: int) -> str | None:
@@ -246,17 +209,3 @@ def _backward(res: DylanResult) -> None:
         return
     last_step = max(x.step for x in res.nodes)
     propagate_importance(res.nodes, [x for x in res.nodes if x.step == last_step and x.answer.letter == res.answer])
-
-
-def propagate_importance(nodes: Sequence[Node | CodeNode], final: Sequence[Node | CodeNode]) -> None:
-    """DyLAN's backward propagation: ``final`` nodes share importance 1; going back a step, a node's importance is
-    the sum over the next step's nodes of (their importance × their normalised rating of it)."""
-    if not final:
-        return
-    for x in final:
-        x.importance = 1.0 / len(final)
-    last_step = max(x.step for x in nodes)
-    for step in range(last_step - 1, -1, -1):
-        later = [x for x in nodes if x.step == step + 1]
-        for x in (y for y in nodes if y.step == step):
-            x.importance = sum(k.importance * k.weights.get(x.agent, 0.0) for k in later)

@@ -30,7 +30,7 @@ from tomlib.datasets import CodeTask
 from tomlib.llm import ChatModel, SampleKey
 from tomlib.programming import parse_engineer, task_statement
 from tomlib.reasoning._common import log_start
-from tomlib.reasoning._dylan import (
+from tomlib.reasoning._dylan_graph import (
     STEPS,
     normalised,
     parse_ratings,

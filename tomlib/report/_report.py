@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tomlib.paths import results_dir
+from tomlib.paths import portable, results_dir
 from tomlib.redact import redact_text
 from tomlib.report._tables import PAPER_IDS, compare, paper_table_index, read_results, side_by_side
 
@@ -219,12 +219,12 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
             hs += [f"<p>{why}</p><ul>", *[f"<li>{html.escape(p.replace('`', ''))}</li>" for p in paper.pending]]
             hs.append("</ul>")
 
-    (root / "REPORT.md").write_text(redact_text("\n".join(md) + "\n"))
+    (root / "REPORT.md").write_text(portable(redact_text("\n".join(md) + "\n")))
     style = (
         "<style>body{font-family:sans-serif;max-width:1100px;margin:auto;padding:0 1em}"
         "table{border-collapse:collapse;font-size:13px;margin:0.5em 0}td,th{border:1px solid #ccc;padding:2px 6px}"
         "th{background:#f4f4f4}</style>"
     )
     head = f"<!doctype html><html><head><meta charset='utf-8'><title>tomlib results</title>{style}</head>"
-    (root / "REPORT.html").write_text(redact_text(f"{head}<body>{''.join(hs)}</body></html>\n"))
+    (root / "REPORT.html").write_text(portable(redact_text(f"{head}<body>{''.join(hs)}</body></html>\n")))
     return root / "REPORT.md"

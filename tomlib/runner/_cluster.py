@@ -15,6 +15,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 import tarfile
 import tempfile
 import threading
@@ -29,13 +30,14 @@ from tomlib.errors import UsageError
 from tomlib.llm._budget import ENV_LEDGER
 from tomlib.paths import store_path
 from tomlib.report._tables import ENV_TABLES_MANIFEST
-from tomlib.runner._execute import environ, execute_one
+from tomlib.runner._papermill import environ, execute_one
+from tomlib.sandbox import SANDBOX_ENV
 from tomlib.trace._log import ENV_RUNS_MANIFEST
 from tomlib.trace._runs import compress_finished
 
 # Passed from the driver to every task. Paths apply only where the worker shares the driver's filesystem.
 PATH_VARS = ("TOMLIB_ROOT", "TOMLIB_CONFIGS", "TOMLIB_RESULTS", "TOMLIB_TRANSCRIPTS", "TOMLIB_STORE", ENV_LEDGER)
-PLAIN_VARS = ("TOMLIB_LLM_MODE", "TOMLIB_MAX_TOKENS", "TOMLIB_MAX_USD")
+PLAIN_VARS = ("TOMLIB_LLM_MODE", "TOMLIB_MAX_TOKENS", "TOMLIB_MAX_USD", SANDBOX_ENV)
 
 
 @dataclass
@@ -256,9 +258,17 @@ def open_client(jobs: int = 1, scheduler: str | None = None) -> Iterator[Any]:
 
 def _remote(scheduler: str) -> Iterator[Any]:
     from distributed import Client
+    from distributed.security import Security
 
+    security = Security()  # dask's configuration: distributed.comm.tls.* (see README, "One engine")
+    if not scheduler.startswith("tls://") or not security.require_encryption:
+        print(
+            f"tomlib: the scheduler at {scheduler} is not a tls:// address with required encryption in dask's "
+            "configuration, so anyone who can reach it can run code as its workers; see README for TLS.",
+            file=sys.stderr,
+        )
     try:
-        client = Client(scheduler, timeout="20s")
+        client = Client(scheduler, timeout="20s", security=security)
     except OSError as exc:
         raise UsageError(
             f"No dask scheduler answered at {scheduler} ({exc}). Start one (`dask scheduler`) and its workers "
@@ -271,19 +281,26 @@ def _remote(scheduler: str) -> Iterator[Any]:
 
 
 def _local(jobs: int) -> Iterator[Any]:
+    """A cluster only this process can drive: TLS on loopback with a certificate made for this run and kept in
+    memory (a client without it is refused), its status page on loopback too."""
     from distributed import Client, LocalCluster
+    from distributed.security import Security
 
     if jobs < 1:
         raise UsageError(f"--jobs must be 1 or more, got {jobs}.")
+    security = Security.temporary()
     cluster = LocalCluster(
         n_workers=jobs,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=":0",  # any free port: never clashes with another cluster
+        host="127.0.0.1",
+        protocol="tls://",
+        security=security,
+        dashboard_address="127.0.0.1:0",  # any free port on loopback: never clashes, never on the network
         memory_limit=0,
         silence_logs=logging.ERROR,
     )
-    client = Client(cluster)
+    client = Client(cluster, security=security)
     try:
         yield client
     finally:

@@ -9,7 +9,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,10 +17,22 @@ from typing import Any
 from tomlib.errors import UsageError
 from tomlib.llm import Budget, read_ledger
 from tomlib.llm._budget import ENV_LEDGER, ENV_MAX_TOKENS, ENV_MAX_USD
-from tomlib.paths import configs_dir, data_dir, project_root, results_dir, webdeps_dir
-from tomlib.redact import redact_file, redact_text
+from tomlib.paths import configs_dir, data_dir, portable, project_root, results_dir, webdeps_dir
+from tomlib.redact import redact_text
+from tomlib.runner._cluster import (
+    NotebookTask,
+    TaskOutcome,
+    driver_env,
+    open_client,
+    run_tasks,
+    watch_cells,
+    write_token,
+)
+from tomlib.runner._papermill import environ
 from tomlib.runner._params import check_values
 from tomlib.runner._profiles import Profile, load_profile
+from tomlib.runner._progress import Progress
+from tomlib.sandbox import SANDBOX_ENV, sandbox_mode
 
 
 @dataclass
@@ -146,94 +158,36 @@ def inputs_hash(notebook: Path, params: dict[str, Any]) -> str:
     return h.hexdigest()
 
 
-def describe_failure(exc: BaseException) -> str:
-    """One line naming the failing cell and error."""
-    from papermill.exceptions import PapermillExecutionError
-
-    if isinstance(exc, PapermillExecutionError):
-        return redact_text(f"cell {exc.exec_count or exc.cell_index}: {exc.ename}: {exc.evalue}".strip())
-    return redact_text(f"{type(exc).__name__}: {exc}")
-
-
-CellHook = Callable[[int, int, str], None]  # (cell index, cell count, the cell's first line)
-_ENGINE = "tomlib"
-
-
-@functools.cache
-def _register_engine() -> None:
-    """papermill's nbclient engine, telling ``on_cell`` (an execute_notebook keyword) which cell starts."""
-    from papermill.engines import NBClientEngine, papermill_engines
-
-    class ReportingEngine(NBClientEngine):
-        @classmethod
-        def execute_managed_notebook(cls, nb_man: Any, kernel_name: str, **kwargs: Any) -> Any:
-            hook: CellHook | None = kwargs.pop("on_cell", None)
-            if hook is not None:
-                start, cells = nb_man.cell_start, nb_man.nb.cells
-
-                def cell_start(cell: Any, cell_index: int | None = None, **kw: Any) -> Any:
-                    if cell.cell_type == "code":
-                        first = next((ln for ln in str(cell.source).splitlines() if ln.strip()), "")
-                        hook(cell_index if cell_index is not None else 0, len(cells), first[:60])
-                    return start(cell, cell_index, **kw)
-
-                nb_man.cell_start = cell_start
-            return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
-
-    papermill_engines.register(_ENGINE, ReportingEngine)
-
-
-def execute_one(
-    notebook: Path, output: Path, params: dict[str, Any], on_cell: CellHook | None = None
-) -> tuple[str, float, str]:
-    """Run one notebook with papermill; returns (status, seconds, error). Never raises for notebook errors.
-    ``on_cell`` is told each cell as it starts (the runner shows it beside the progress bar)."""
-    import papermill
-
-    _register_engine()
-    output.parent.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    try:
-        papermill.execute_notebook(
-            str(notebook),
-            str(output),
-            parameters=params,
-            cwd=str(notebook.parent),
-            progress_bar=False,
-            log_output=False,
-            engine_name=_ENGINE,
-            on_cell=on_cell,
-            # the kernel's own start-up warnings (plain-TCP transport on loopback) would interleave with the
-            # progress bars of every run; its errors still show
-            extra_arguments=["--log-level=ERROR"],
-        )
-    except Exception as exc:  # a failing notebook must not stop the series
-        return "failed", time.perf_counter() - t0, describe_failure(exc)
-    finally:
-        if output.exists():  # whatever a cell printed (a traceback quoting a key) is redacted on disk
-            redact_file(output)
-    return "ok", time.perf_counter() - t0, ""
-
-
 # The AMD renderer of an exported notebook is a require.js module: it asks for its icon fonts under its module
 # path, relative to the page, so it is copied there rather than into _static/.
 AMD_RENDERER_DIR = "@jupyter-widgets/html-manager/dist"
 
 
+MATHJAX = "mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"  # nbconvert's configuration, from beside the page
+
+
 def page_scripts(folder: Path) -> dict[str, str]:
-    """Copy require.js and the widget renderer (with its icon fonts) beside the pages in ``folder`` once, and
-    return the exporter settings that load them from there; empty (the CDN defaults) when ``./reproduce.sh``
-    could not fetch them."""
+    """Copy require.js, the widget renderer (with its icon fonts) and MathJax beside the pages in ``folder`` once,
+    and return the exporter settings that load them from there; what ``./reproduce.sh`` could not fetch keeps the
+    CDN defaults."""
     from tomlib.widgets._page import copy_renderer
 
     web = webdeps_dir()
+    settings: dict[str, str] = {}
+    mathjax = web / "mathjax"
+    if (mathjax / "MathJax.js").exists():
+        if not (folder / "mathjax" / "MathJax.js").exists():
+            shutil.copytree(mathjax, folder / "mathjax.part", dirs_exist_ok=True)
+            shutil.rmtree(folder / "mathjax", ignore_errors=True)
+            (folder / "mathjax.part").rename(folder / "mathjax")  # whole or not at all
+        settings["mathjax_url"] = MATHJAX
     require = web / "requirejs" / "require.js"
     if not (web / "html-manager" / "dist" / "embed-amd.js").exists() or not require.exists():
-        return {}
+        return settings
     renderer = copy_renderer(folder, "embed-amd.js", AMD_RENDERER_DIR)
     if not (folder / AMD_RENDERER_DIR / "require.js").exists():
         shutil.copyfile(require, folder / AMD_RENDERER_DIR / "require.js")
-    return {"require_js_url": f"{AMD_RENDERER_DIR}/require.js", "widget_renderer_url": renderer}
+    return {**settings, "require_js_url": f"{AMD_RENDERER_DIR}/require.js", "widget_renderer_url": renderer}
 
 
 def export_html(notebook: Path) -> Path:
@@ -251,7 +205,7 @@ def export_html(notebook: Path) -> Path:
     hide = f"<style>.{NEEDS_KERNEL}{{display:none !important}}</style>"  # a saved page has no kernel
     body = body.replace("</head>", hide + "</head>", 1)
     out = notebook.with_suffix(".html")
-    out.write_text(redact_text(body), encoding="utf-8")
+    out.write_text(portable(redact_text(body)), encoding="utf-8")
     return out
 
 
@@ -287,18 +241,12 @@ def budget_env(budget: Budget | None, results: Path) -> Iterator[Path | None]:
 
 
 @contextlib.contextmanager
-def environ(values: dict[str, str]) -> Iterator[None]:
-    """Set environment variables for the block (kernels started inside inherit them), then restore them."""
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+def sandbox_env(mode: str | None) -> Iterator[str]:
+    """The sandbox mode every kernel of the run gets (``mode``, else ``TOMLIB_SANDBOX``, else ``isolated``); an
+    unknown mode fails here, before any notebook starts."""
+    resolved = sandbox_mode(mode)
+    with environ({SANDBOX_ENV: resolved}):
+        yield resolved
 
 
 def spend_line(tokens: int, usd: float, calls: int, budget: Budget) -> tuple[str, bool]:
@@ -322,6 +270,7 @@ def run_notebooks(
     jobs: int = 1,
     scheduler: str | None = None,
     overrides: dict[str, Any] | None = None,
+    sandbox: str | None = None,
 ) -> list[NotebookResult]:
     """Execute the series (or ``names``) under a profile; keeps going past failures.
 
@@ -331,7 +280,8 @@ def run_notebooks(
     Notebooks run as tasks on dask: ``jobs`` at a time on this machine, or on the cluster at ``scheduler`` (else
     the profile's). ``budget`` (else the profile's) bounds the live calls of the whole run: every kernel shares it
     through a ledger file. Once it is spent the series stops cleanly; everything answered is kept in the response
-    store, so a rerun with a larger budget resumes without repeating a call.
+    store, so a rerun with a larger budget resumes without repeating a call. ``sandbox`` (else the profile's) is how
+    generated code runs (:data:`tomlib.sandbox.SANDBOX_MODES`); every stamp records it.
     """
     prof = profile if isinstance(profile, Profile) else load_profile(profile)
     budget = budget or prof.budget
@@ -340,7 +290,7 @@ def run_notebooks(
     check_writable(out_dir)
     books = [nb for nb in find_notebooks(names, directory) if names or nb.stem not in prof.skip]
     check_overrides(books, overrides or {})
-    with budget_env(budget, res) as ledger:
+    with sandbox_env(sandbox or prof.sandbox), budget_env(budget, res) as ledger:
         if ledger is not None and budget is not None:
             print(
                 f"budget: {budget.describe()} for the live calls of this run (replayed calls are free). It can be "
@@ -406,18 +356,6 @@ def _run_plan(
     jobs: int,
     scheduler: str | None,
 ) -> list[NotebookResult]:
-    from tqdm.auto import tqdm
-
-    from tomlib.runner._cluster import (
-        NotebookTask,
-        TaskOutcome,
-        driver_env,
-        open_client,
-        run_tasks,
-        watch_cells,
-        write_token,
-    )
-
     todo = [nb for nb in books if plan[nb.stem].result is None]
     if todo:
         token, env = write_token(plan[todo[0].stem].output.parent), driver_env()
@@ -435,7 +373,7 @@ def _run_plan(
             for nb in todo
         ]
         where = scheduler or f"{jobs} local worker{'s' * (jobs > 1)}"
-        bar = tqdm(total=len(tasks), desc=f"notebooks ({prof.name}, {where})", unit="nb", disable=not progress)
+        bar = Progress(len(tasks), f"notebooks ({prof.name}, {where})", enabled=progress)
         spent_before = [0, 0.0]
 
         def done(task: NotebookTask, outcome: TaskOutcome) -> bool:
@@ -447,7 +385,7 @@ def _run_plan(
                 spent_before[:] = [tokens, usd]
                 total, stopped = spend_line(tokens, usd, calls, budget)
                 stopped = stopped or "BudgetExceeded" in error
-                tqdm.write(f"{task.key}: spent {spent}; run so far: {total}")
+                bar.say(f"{task.key}: spent {spent}; run so far: {total}")
             if html and p.output.exists():
                 try:
                     export_html(p.output)
@@ -457,15 +395,16 @@ def _run_plan(
                 task.key, outcome.status, round(outcome.seconds, 2), error, str(p.output), outcome.tables, spent
             )
             stamp = {**asdict(result), "inputs": p.digest, "profile": prof.name, "parameters": p.params}
+            stamp["sandbox"] = os.environ[SANDBOX_ENV]
             stamp.update(host=outcome.host, started=outcome.started, finished=outcome.finished)
-            p.stamp.write_text(redact_text(json.dumps(stamp, indent=1, default=str)))
+            p.stamp.write_text(portable(redact_text(json.dumps(stamp, indent=1, default=str))))
             p.result = result
-            bar.update()
+            bar.done(task.key, outcome.status, outcome.seconds, error)
             return stopped
 
         with open_client(jobs, scheduler) as client:
-            if progress:
-                watch_cells(client, bar.set_postfix_str)
+            if bar.live:
+                watch_cells(client, bar.cell)
             for task in run_tasks(client, tasks, done, ledger=ledger):
                 plan[task.key].result = NotebookResult(task.key, "stopped", error="not run: the budget was spent")
         bar.close()

@@ -32,6 +32,11 @@ class Profile(BaseModel):
         description="Address of a dask scheduler (tcp://host:8786) to run on; --scheduler overrides it. Without "
         "one, notebooks run on a local cluster of --jobs worker processes.",
     )
+    sandbox: str | None = Field(
+        default=None,
+        description="How generated code runs: `isolated` (the default: only where it can be isolated) or "
+        "`rlimits-only` (also where it cannot; see tomlib.sandbox). --sandbox and TOMLIB_SANDBOX override it.",
+    )
     budget: Budget | None = Field(
         default=None,
         description="Limit on the live calls of the whole run (`max_usd`, `max_tokens`); the command line's "

@@ -22,9 +22,11 @@ from tomlib.runner._execute import (
     find_notebooks,
     inputs_hash,
     parameters_for,
+    sandbox_env,
 )
 from tomlib.runner._params import check_values
 from tomlib.runner._profiles import Profile, load_profile
+from tomlib.runner._progress import Progress
 
 INDEX_TAIL = [
     "status",  # ok: the notebook ran to its end; failed: it stopped at a cell (see error); queued: not run yet
@@ -84,8 +86,16 @@ def _write_index(path: Path, rows: dict[str, dict[str, Any]], param_names: list[
         writer = csv.DictWriter(fh, fieldnames=["run_id", *param_names, *INDEX_TAIL], extrasaction="ignore")
         writer.writeheader()
         for rid in sorted(rows):
-            writer.writerow(rows[rid])
+            row = rows[rid]
+            writer.writerow({**row, **{k: _beside(path.parent, row.get(k)) for k in ("output", "results_dir")}})
     os.replace(tmp, path)
+
+
+def _beside(folder: Path, where: Any) -> Any:
+    """A path inside the sweep's folder as relative to it, so the index reads the same on another machine."""
+    if not where or not Path(where).is_absolute() or not Path(where).is_relative_to(folder):
+        return where
+    return str(Path(where).relative_to(folder))
 
 
 def _stamp(t: float) -> str:
@@ -102,7 +112,7 @@ def write_results(sweep_dir: Path, rows: dict[str, dict[str, Any]], fixed: dict[
         row = rows[rid]
         names = [t for t in str(row.get("tables") or "").split(";") if t]
         for name in names:
-            path = Path(row["results_dir"]) / "tables" / f"{name}.csv"
+            path = sweep_dir / row["results_dir"] / "tables" / f"{name}.csv"
             if not path.exists():
                 continue
             table = pd.read_csv(path)
@@ -132,6 +142,7 @@ def sweep(
     budget: Budget | None = None,
     scheduler: str | None = None,
     ship_results: bool = False,
+    sandbox: str | None = None,
 ) -> Path:
     """Run ``notebook`` once per grid point as dask tasks; returns the index CSV path.
 
@@ -140,10 +151,8 @@ def sweep(
     skips runs that completed with unchanged inputs (notebook, ``tomlib/``, ``configs/``, ``data/``, parameters),
     so a killed sweep resumes where it stopped and an edit reruns what it affects. ``ship_results`` makes workers
     send results and recorded responses back through the scheduler even when they share this filesystem (workers
-    that do not share it always do).
+    that do not share it always do). ``sandbox`` (else the profile's) is how generated code runs.
     """
-    from tqdm.auto import tqdm
-
     from tomlib.runner._cluster import NotebookTask, TaskOutcome, driver_env, open_client, run_tasks, write_token
 
     (nb,) = find_notebooks([notebook])
@@ -180,13 +189,13 @@ def sweep(
     if stale and progress:
         print(f"{stale} completed run(s) are stale (their notebook, code, configs or data changed) and rerun.")
 
-    with budget_env(budget or prof.budget, sweep_dir) as ledger:
+    with sandbox_env(sandbox or prof.sandbox), budget_env(budget or prof.budget, sweep_dir) as ledger:
         token, env = write_token(sweep_dir), driver_env()
         tasks = [
             NotebookTask(rid, str(nb), nb.read_bytes(), str(out), str(rr), params, env, token, ship_results)
             for rid, _point, params, out, rr in todo
         ]
-        bar = tqdm(total=len(tasks), desc=f"sweep {nb.stem}", disable=not progress)
+        bar = Progress(len(tasks), f"sweep {nb.stem}", enabled=progress, unit="run")
 
         def done(task: NotebookTask, outcome: TaskOutcome) -> None:
             rows[task.key].update(
@@ -201,7 +210,7 @@ def sweep(
                 error=redact_text(outcome.error),
             )
             _write_index(index_path, rows, param_names)
-            bar.update()
+            bar.done(task.key, outcome.status, outcome.seconds, outcome.error)
 
         if tasks:
             with open_client(jobs, scheduler or prof.scheduler) as client:

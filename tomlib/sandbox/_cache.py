@@ -1,8 +1,9 @@
 """A cache of check outcomes, so re-running a notebook does not re-run code it already judged.
 
-A check's outcome depends only on the program, the tests and the limits, so they (with the harness version) are the
-key. Only ``passed`` and ``failed`` outcomes are kept: a timeout can depend on the machine's load, and an ``error``
-is the sandbox's own failure, so both are checked again next time.
+A check's outcome depends only on the program, the tests, the limits and the isolation it ran under (code that
+reaches the network passes only without it), so they (with the harness version) are the key. Only ``passed`` and
+``failed`` outcomes are kept: a timeout can depend on the machine's load, and an ``error`` is the sandbox's own
+failure, so both are checked again next time.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tomlib.paths import store_path
-from tomlib.sandbox._run import CheckResult, Limits, check_many
+from tomlib.sandbox._run import CheckResult, Limits, check_many, isolation_available
 
-HARNESS_VERSION = "1"
+HARNESS_VERSION = "2"
 
 
 def default_cache_path() -> Path:
@@ -26,8 +27,8 @@ def default_cache_path() -> Path:
     return store_path().parent / "sandbox-checks.sqlite"
 
 
-def check_key(program: str, tests: str, limits: Limits) -> str:
-    blob = json.dumps([HARNESS_VERSION, program, tests, dataclasses.asdict(limits)], sort_keys=True)
+def check_key(program: str, tests: str, limits: Limits, isolation: Sequence[str] = ()) -> str:
+    blob = json.dumps([HARNESS_VERSION, program, tests, dataclasses.asdict(limits), list(isolation)], sort_keys=True)
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -61,7 +62,8 @@ class CheckCache:
     ) -> list[CheckResult]:
         lim = limits or Limits()
         jobs: Sequence[tuple[str, str]] = list(items)
-        keys = [check_key(p, t, lim) for p, t in jobs]
+        isolation = isolation_available() if jobs else ()
+        keys = [check_key(p, t, lim, isolation) for p, t in jobs]
         with self._db() as db:
             known: dict[str, CheckResult] = {}
             for i in range(0, len(keys), 500):

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from tomlib.errors import TomlibError, UsageError
+
 _LAUNCHER = Path(__file__).with_name("_launch.py")
 _SIGNALS = {
     signal.SIGKILL: "killed",
@@ -25,6 +27,43 @@ _SIGNALS = {
     signal.SIGXFSZ: "file-size limit (the program wrote or printed too much)",
     signal.SIGSEGV: "segmentation fault",
 }
+
+
+SANDBOX_ENV = "TOMLIB_SANDBOX"
+SANDBOX_MODES = {
+    "isolated": "generated code runs only where it can be isolated (the default)",
+    "rlimits-only": "where it cannot be isolated, run it with resource limits only (it can reach the network and "
+    "read your files)",
+}
+ISOLATION = ("no-network", "pid-namespace", "own-proc", "read-only-fs", "home-hidden", "no-capabilities")
+"""What ``isolated`` requires of every check, as the launcher names the protections it applied."""
+_REFUSED = 97  # the launcher's exit code when a required protection is missing (it ran nothing)
+
+
+class SandboxUnavailable(TomlibError):
+    """This machine cannot isolate generated code, and the sandbox mode does not allow running it anyway."""
+
+
+def sandbox_mode(mode: str | None = None) -> str:
+    """``mode``, else ``TOMLIB_SANDBOX``, else ``isolated``; an unknown value is an error naming the choices."""
+    value = mode or os.environ.get(SANDBOX_ENV) or "isolated"
+    if value not in SANDBOX_MODES:
+        raise UsageError(
+            f"Unknown sandbox mode {value!r} (from {'the call' if mode else SANDBOX_ENV}); use one of: "
+            + "; ".join(f"{k}: {v}" for k, v in SANDBOX_MODES.items())
+            + "."
+        )
+    return value
+
+
+def _unavailable(applied: Sequence[str], missing: Sequence[str]) -> SandboxUnavailable:
+    return SandboxUnavailable(
+        f"Generated code was not run: this machine cannot isolate it (missing {', '.join(missing)}; it got only "
+        f"{', '.join(applied)}). Isolation needs Linux namespaces: run as root (a container), or let users create "
+        "user namespaces (sysctl user.max_user_namespaces=15000; on Ubuntu also "
+        "kernel.apparmor_restrict_unprivileged_userns=0). To run it anyway with resource limits only, where it can "
+        f"reach the network and your files, set {SANDBOX_ENV}=rlimits-only (the runner's --sandbox rlimits-only)."
+    )
 
 
 @dataclass(frozen=True)
@@ -37,7 +76,7 @@ class Limits:
     file_mb: int = 16
     processes: int = 64
     output_chars: int = 4000
-    namespaces: bool = True
+    namespaces: bool = True  # False: do not even try (what a machine without namespaces gets); see SANDBOX_MODES
 
 
 @dataclass
@@ -77,9 +116,13 @@ def _reason(stderr: str, code: int) -> str:
     return f"exit code {code} before the tests finished" if code else "exited before the tests finished"
 
 
-def run_tests(program: str, tests: str, *, limits: Limits | None = None) -> CheckResult:
-    """Run ``program`` then ``tests`` (plain Python, e.g. asserts) in a sandbox; pass iff the tests all ran."""
+def run_tests(program: str, tests: str, *, limits: Limits | None = None, mode: str | None = None) -> CheckResult:
+    """Run ``program`` then ``tests`` (plain Python, e.g. asserts) in a sandbox; pass iff the tests all ran.
+
+    Under the ``isolated`` mode (:func:`sandbox_mode`) a machine that cannot isolate the program raises
+    :class:`SandboxUnavailable` and runs nothing."""
     lim = limits or Limits()
+    require = ISOLATION if sandbox_mode(mode) == "isolated" else ()
     t0 = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="tomlib-sandbox-"))
     token = secrets.token_hex(16).encode()
@@ -88,13 +131,13 @@ def run_tests(program: str, tests: str, *, limits: Limits | None = None) -> Chec
     spec_path = work.parent / f"{work.name}.spec.json"
     proc: subprocess.Popen[bytes] | None = None
     try:
-        as_root = os.geteuid() == 0
         source = _harness(report_w, token_r) + program + "\n\n" + tests + "\n\n_tomlib_done()\n"
         (work / "main.py").write_text(source, encoding="utf-8", errors="surrogateescape")
         spec = {
             "program": str(work / "main.py"),
             "report_fd": report_w,
-            "namespaces": lim.namespaces and as_root,
+            "namespaces": lim.namespaces,
+            "require": list(require),
             "limits": {k: getattr(lim, k) for k in ("cpu_s", "memory_mb", "file_mb", "processes")},
             "env": {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "HOME": str(work)},
         }
@@ -128,6 +171,8 @@ def run_tests(program: str, tests: str, *, limits: Limits | None = None) -> Chec
         stderr = _head(work / "stderr", lim.output_chars)
         first, _, rest = report.partition(b"\n")
         isolation = first.decode(errors="replace").split(",") if first else []
+        if proc.returncode == _REFUSED and rest.startswith(b"missing:"):
+            raise _unavailable(isolation, rest[8:].decode(errors="replace").strip().split(","))
         passed = not timed_out and proc.returncode == 0 and rest.endswith(token)
         if passed:
             return CheckResult(True, "passed", "", seconds, stdout, stderr, isolation)
@@ -201,4 +246,24 @@ def check_many(
 @cache
 def isolation_available() -> tuple[str, ...]:
     """The protections a check gets on this machine (probed once with a trivial program)."""
-    return tuple(run_tests("", "", limits=Limits(timeout_s=30)).isolation)
+    return tuple(run_tests("", "", limits=Limits(timeout_s=30), mode="rlimits-only").isolation)
+
+
+def require_sandbox(mode: str | None = None) -> tuple[str, ...]:
+    """The protections generated code will get; raises :class:`SandboxUnavailable` before any work when the mode
+    is ``isolated`` and this machine cannot isolate it (call it before paying for the code)."""
+    applied = isolation_available()
+    missing = [p for p in ISOLATION if p not in applied]
+    if missing and sandbox_mode(mode) == "isolated":
+        raise _unavailable(applied, missing)
+    return applied
+
+
+def describe_sandbox(mode: str | None = None) -> str:
+    """One line for a notebook: the sandbox mode and the protections generated code gets here."""
+    m, applied = sandbox_mode(mode), isolation_available()
+    missing = [p for p in ISOLATION if p not in applied]
+    line = f"sandbox: {m} ({SANDBOX_ENV}); generated code runs with {', '.join(applied)}"
+    if missing:
+        line += f". NOT isolated: missing {', '.join(missing)}, so it can reach the network and read your files"
+    return line

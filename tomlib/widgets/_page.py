@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tomlib.errors import UsageError
-from tomlib.paths import results_dir, webdeps_dir
+from tomlib.paths import portable_file, results_dir, webdeps_dir
 from tomlib.redact import redact_file
 from tomlib.trace._index import log_in
 
@@ -76,6 +76,7 @@ def write_page(
     url = copy_renderer(path.parent)
     embed_minimal_html(str(path), views=[box], title=f"tomlib run {run_id}", requirejs=False, embed_url=url, cors=False)
     redact_file(path)
+    portable_file(path)
     return path
 
 

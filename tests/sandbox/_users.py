@@ -1,0 +1,153 @@
+"""Running sandbox checks as this user and as an unprivileged one (``nobody``), whoever runs the tests.
+
+CI and our machines are root, where namespaces need no user namespace; users are not. So every adversarial test runs
+twice: in this process, and through a small driver started as ``nobody`` with ``setpriv``. The driver imports a
+world-readable copy of ``tomlib`` with an interpreter ``nobody`` can execute (the venv's interpreter may live under
+``/root``, which ``nobody`` cannot enter).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from tomlib.sandbox import CheckResult, Limits, run_tests
+from tomlib.sandbox._run import SandboxUnavailable
+
+NOBODY = 65534
+ROOT = Path(__file__).resolve().parents[2]
+DRIVER = """
+import dataclasses, json, sys
+from tomlib.sandbox import Limits, run_tests
+spec = json.loads(sys.stdin.read())
+try:
+    r = run_tests(spec["program"], spec["tests"], limits=Limits(**spec["limits"]), mode=spec["mode"])
+except Exception as exc:
+    print(json.dumps({"raised": type(exc).__name__, "message": str(exc)}))
+else:
+    print(json.dumps(dataclasses.asdict(r)))
+"""
+
+
+PROBE = "import os, sys; assert sys.version_info >= (3, 10) and os.access(os.path.realpath(sys.executable), os.X_OK)"
+
+
+def drop_to_nobody() -> list[str]:
+    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all"]
+
+
+@cache
+def nobody_python() -> str | None:
+    """An interpreter (3.10+) that ``nobody`` can run, or None."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return None
+    candidates = [os.path.realpath(sys.executable), *(shutil.which(f"python3.{m}") for m in (13, 12, 11, 10))]
+    for py in [c for c in candidates if c] + ["/usr/bin/python3"]:
+        ok = subprocess.run(
+            # the interpreter must see itself: the sandbox's launcher re-executes sys.executable
+            [*drop_to_nobody(), py, "-c", PROBE],
+            capture_output=True,
+            env={"PATH": "/usr/bin:/bin"},
+        )
+        if ok.returncode == 0:
+            return py
+    return None
+
+
+def skip_reason() -> str | None:
+    """Why the tests cannot also run as ``nobody`` here (None when they can)."""
+    if os.geteuid() != 0:
+        return "these tests already run as an unprivileged user"
+    if shutil.which("setpriv") is None:
+        return "setpriv (util-linux) is missing, so the tests cannot drop to an unprivileged user"
+    if nobody_python() is None:
+        return "no Python 3.10+ that the user nobody can execute"
+    if not userns_for_users():
+        return "this machine does not let unprivileged users create user namespaces (unshare -Urn fails as nobody)"
+    return None
+
+
+@cache
+def userns_for_users() -> bool:
+    """Whether the kernel lets ``nobody`` make a user and network namespace: asked of util-linux, not of tomlib, so a
+    broken sandbox fails its tests instead of skipping them."""
+    if shutil.which("unshare") is None:
+        return True  # cannot tell: let the tests say
+    probe = subprocess.run([*drop_to_nobody(), "unshare", "-Urn", "true"], capture_output=True)
+    return probe.returncode == 0
+
+
+@cache
+def readable_copy() -> Path:
+    """``tomlib/`` copied where ``nobody`` can read it (the checkout may sit under /root)."""
+    folder = Path(tempfile.mkdtemp(prefix="tomlib-as-nobody-"))
+    shutil.copytree(ROOT / "tomlib", folder / "tomlib", ignore=shutil.ignore_patterns("__pycache__"))
+    for p in [folder, *folder.rglob("*")]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    return folder
+
+
+SEEN: dict[str, str] = {}  # who -> the isolation a check got, printed at the end of the session (conftest.py)
+
+
+def open_to_all(path: Path, mode: int = 0o755) -> bool:
+    """Make ``path`` a folder anyone may use with ``mode``; whether every parent lets ``nobody`` reach it."""
+    path.mkdir(parents=True, exist_ok=True)
+    path.chmod(mode)
+    return all(parent.stat().st_mode & 0o001 for parent in path.parents)
+
+
+@dataclass
+class Checker:
+    """Runs checks (and helper processes) as one user: ``this user`` or ``nobody``."""
+
+    who: str
+
+    @property
+    def uid(self) -> int:
+        return NOBODY if self.who == "nobody" else os.geteuid()
+
+    def check(
+        self, program: str, tests: str = "", *, limits: Limits | None = None, mode: str | None = None, **env: str
+    ) -> CheckResult:
+        """One sandboxed check as this user; ``env`` is the caller's environment the check must not see."""
+        lim = limits or Limits()
+        if self.who != "nobody":
+            saved = {k: os.environ.get(k) for k in env}
+            os.environ.update(env)
+            try:
+                return run_tests(program, tests, limits=lim, mode=mode)
+            finally:
+                for k, v in saved.items():
+                    os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+        spec = {"program": program, "tests": tests, "limits": dataclasses.asdict(lim), "mode": mode}
+        base = {"PATH": "/usr/bin:/bin", "HOME": "/", "PYTHONPATH": str(readable_copy()), "LANG": "C.UTF-8"}
+        out = subprocess.run(
+            [*drop_to_nobody(), str(nobody_python()), "-c", DRIVER],
+            input=json.dumps(spec),
+            capture_output=True,
+            text=True,
+            env={**base, **env},
+            cwd="/",
+            timeout=lim.timeout_s + 60,
+        )
+        assert out.returncode == 0 and out.stdout.strip(), out.stderr
+        got = json.loads(out.stdout.strip().splitlines()[-1])
+        if got.get("raised") == "SandboxUnavailable":
+            raise SandboxUnavailable(got["message"])
+        assert "raised" not in got, got
+        return CheckResult(**got)
+
+    def spawn(self, args: Sequence[str], **env: str) -> subprocess.Popen[bytes]:
+        """A process of this user (a neighbour the sandboxed program should not see)."""
+        prefix = drop_to_nobody() if self.who == "nobody" else []
+        return subprocess.Popen([*prefix, *args], env={"PATH": "/usr/bin:/bin", **env})

@@ -1,0 +1,108 @@
+"""Running one notebook with papermill's Python API (a cell hook for progress), in an environment of the caller's
+choosing; what the driver and the dask workers both do."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from tomlib.paths import portable_file, project_root, results_dir
+from tomlib.redact import redact_file, redact_text
+
+
+def describe_failure(exc: BaseException) -> str:
+    """One line naming the failing cell and error."""
+    from papermill.exceptions import PapermillExecutionError
+
+    if isinstance(exc, PapermillExecutionError):
+        return redact_text(f"cell {exc.exec_count or exc.cell_index}: {exc.ename}: {exc.evalue}".strip())
+    return redact_text(f"{type(exc).__name__}: {exc}")
+
+
+CellHook = Callable[[int, int, str], None]  # (cell index, cell count, the cell's first line)
+_ENGINE = "tomlib"
+
+
+@functools.cache
+def _register_engine() -> None:
+    """papermill's nbclient engine, telling ``on_cell`` (an execute_notebook keyword) which cell starts."""
+    from papermill.engines import NBClientEngine, papermill_engines
+
+    class ReportingEngine(NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man: Any, kernel_name: str, **kwargs: Any) -> Any:
+            hook: CellHook | None = kwargs.pop("on_cell", None)
+            if hook is not None:
+                start, cells = nb_man.cell_start, nb_man.nb.cells
+
+                def cell_start(cell: Any, cell_index: int | None = None, **kw: Any) -> Any:
+                    if cell.cell_type == "code":
+                        first = next((ln for ln in str(cell.source).splitlines() if ln.strip()), "")
+                        hook(cell_index if cell_index is not None else 0, len(cells), first[:60])
+                    return start(cell, cell_index, **kw)
+
+                nb_man.cell_start = cell_start
+            return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+
+    papermill_engines.register(_ENGINE, ReportingEngine)
+
+
+def _own_results(params: dict[str, Any]) -> dict[str, str]:
+    """A results folder outside this machine's usual places (a worker's scratch folder) is ``results`` too."""
+    own = Path(str(params.get("results_dir") or "/")).resolve()
+    usual = own.is_relative_to(results_dir()) or own.is_relative_to(project_root()) or own == Path("/")
+    return {} if usual else {str(own): "results"}
+
+
+def execute_one(
+    notebook: Path, output: Path, params: dict[str, Any], on_cell: CellHook | None = None
+) -> tuple[str, float, str]:
+    """Run one notebook with papermill; returns (status, seconds, error). Never raises for notebook errors.
+    ``on_cell`` is told each cell as it starts (the runner shows it beside the progress bar)."""
+    import papermill
+
+    _register_engine()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    try:
+        papermill.execute_notebook(
+            str(notebook),
+            str(output),
+            parameters=params,
+            cwd=str(notebook.parent),
+            progress_bar=False,
+            log_output=False,
+            engine_name=_ENGINE,
+            on_cell=on_cell,
+            # the kernel's own start-up warnings (plain-TCP transport on loopback) would interleave with the
+            # progress bars of every run; its errors still show
+            extra_arguments=["--log-level=ERROR"],
+        )
+    except Exception as exc:  # a failing notebook must not stop the series
+        return "failed", time.perf_counter() - t0, describe_failure(exc)
+    finally:
+        if output.exists():  # whatever a cell printed (a traceback quoting a key) is redacted on disk
+            redact_file(output)
+            # and names no local path of this machine (papermill records the notebook's own path too)
+            portable_file(output, {str(notebook.parent.resolve()): notebook.parent.name, **_own_results(params)})
+    return "ok", time.perf_counter() - t0, ""
+
+
+@contextlib.contextmanager
+def environ(values: dict[str, str]) -> Iterator[None]:
+    """Set environment variables for the block (kernels started inside inherit them), then restore them."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
