@@ -106,3 +106,29 @@ def test_check_cache_is_used_for_the_code_network(make_model, server, isolated, 
     first = cache.hits
     asyncio.run(run_dylan_code(make_model(), humaneval()[0], cache=cache))
     assert cache.hits > first  # the same codes are not run twice
+
+
+def test_a_question_without_credit_can_make_a_row_sum_below_one() -> None:
+    # the paper's +2-ToM row of Table 7 sums to 0.90: possible only when questions without a final answer count as 0
+    roles = cr.CODE_ROLES
+    credited = dict(zip(roles, (0.4, 0.3, 0.2, 0.1), strict=True))
+    nothing = dict.fromkeys(roles, 0.0)  # the network ended without a final code: nobody earned credit
+    outcomes = [
+        cr.Outcome(m, f"HumanEval/{q}", "humaneval", "", 0, None, False, imp)
+        for m in cr.CODE_METHODS
+        for q, imp in enumerate([credited] * 9 + [nothing if m == "dylan_code_w_tom" else credited])
+    ]
+    runs = cr.ReasoningRuns("fake", outcomes, "run")
+    t7 = cr.table7(runs)
+    sums = t7[t7["metric"] == "importance_score"].groupby("method")["value"].sum().round(4)
+    assert sums.to_dict() == {"dylan": 1.0, "dylan_w_2tom": 0.9}
+    change = t7[t7["metric"] == "importance_score_pct_change"].set_index("role")["value"]
+    assert (change < 0).all()  # every role drops, as the paper claims
+    assert t7["note"].str.contains("zero_credit=as-zero").any()
+    dropped = cr.table7(runs, zero_credit="drop")
+    assert dropped[dropped["metric"] == "importance_score"].groupby("method")["value"].sum().round(4).eq(1.0).all()
+    both = cr.importance_readings([runs], "humaneval")
+    total = both.xs("(sum over roles)", level="role")
+    assert total.loc[("fake", "dylan_code_w_tom", "")].to_dict() == {"as-zero": 0.9, "drop": 1.0}
+    with pytest.raises(ValueError, match="zero_credit must be one of"):
+        cr.table7(runs, zero_credit="zero")

@@ -9,7 +9,9 @@ method and question replay (or pay for) its calls once:
 - ``dylan_code`` / ``dylan_code_w_tom``: DyLAN's coder network on HumanEval (Table 7).
 
 Accuracy is the share of questions whose team answer is the key, with a 95% Wilson interval; the Agent Importance
-Score of a role is its per-question score (summing to 1 over roles) averaged over the questions.
+Score of a role is its per-question score (summing to 1 over roles when the question earned credit) averaged over
+the questions. The paper does not say how a question that earned nobody credit (no final answer) enters that mean;
+``zero_credit`` names the reading (:data:`ZERO_CREDIT`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import pandas as pd
 
 from tomlib.choices import accuracy
 from tomlib.datasets import ChoiceQuestion, CodeTask, aqua_rat, humaneval, mmlu
+from tomlib.errors import UsageError
 from tomlib.experiments._checks import check_counts, check_models
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import run_jobs
@@ -59,15 +62,33 @@ PAPER_TOP_ROLE = {
     "abstract_algebra": "Mathematician",
 }
 """Table 8's "role with highest importance score" per subject (the paper's DyLAN run)."""
+ZERO_CREDIT = {
+    "as-zero": "a question that earned nobody credit counts as 0 for every role (the default: the only reading under "
+    "which a row can sum below 1, as the paper's Table 7 +2-ToM row does, 0.90)",
+    "drop": "such a question is left out of the mean, so every row sums to 1",
+}
+"""How a question without a final answer enters a role's mean importance (the paper is silent)."""
 
 
 def check_reasoning_parameters(
-    models: str, *, llm_mode: str, aqua_questions: Any, mmlu_questions: Any, humaneval_tasks: Any = 0, seeds: Any = 1
+    models: str,
+    *,
+    llm_mode: str,
+    aqua_questions: Any,
+    mmlu_questions: Any,
+    humaneval_tasks: Any = 0,
+    seeds: Any = 1,
+    zero_credit: str = "as-zero",
 ) -> list[str]:
     """Check notebook 13/14's parameters before any work; return the model names."""
     check_counts(
         aqua_questions=aqua_questions, mmlu_questions=mmlu_questions, humaneval_tasks=humaneval_tasks, seeds=seeds
     )
+    if zero_credit not in ZERO_CREDIT:
+        raise UsageError(
+            f"zero_credit={zero_credit!r} is not a reading; use one of: "
+            + "; ".join(f"{k} ({v})" for k, v in ZERO_CREDIT.items())
+        )
     return check_models(models, llm_mode)
 
 
@@ -263,14 +284,20 @@ def table9(runs: ReasoningRuns) -> pd.DataFrame:
     return _finish(rows, "table9", runs.source)
 
 
-def importance_frame(runs: ReasoningRuns) -> pd.DataFrame:
-    """Mean Agent Importance Score per (method, benchmark, subject, role) over the questions the network answered
-    (a question without a final answer gives no credit to anyone, so it has no scores to average); ``questions``
-    counts them."""
+def _check_zero_credit(zero_credit: str) -> None:
+    if zero_credit not in ZERO_CREDIT:
+        raise ValueError(f"zero_credit must be one of {', '.join(ZERO_CREDIT)}; got {zero_credit!r}")
+
+
+def importance_frame(runs: ReasoningRuns, *, zero_credit: str = "as-zero") -> pd.DataFrame:
+    """Mean Agent Importance Score per (method, benchmark, subject, role) over the questions; ``questions`` counts
+    those averaged. A question that earned nobody credit (no final answer) counts as 0 for every role, or is left
+    out with ``zero_credit="drop"`` (:data:`ZERO_CREDIT`)."""
+    _check_zero_credit(zero_credit)
     rows = [
         {"method": o.method, "benchmark": o.benchmark, "subject": o.subject, "qid": o.qid, "role": r, "score": v}
         for o in runs.outcomes
-        if o.importance is not None and sum(o.importance.values()) > 0
+        if o.importance is not None and (zero_credit == "as-zero" or sum(o.importance.values()) > 0)
         for r, v in o.importance.items()
     ]
     f = pd.DataFrame(rows, columns=["method", "benchmark", "subject", "qid", "role", "score"])
@@ -279,14 +306,34 @@ def importance_frame(runs: ReasoningRuns) -> pd.DataFrame:
     )
 
 
+def importance_readings(runs: Sequence[ReasoningRuns], benchmark: str) -> pd.DataFrame:
+    """Each role's importance under both readings of :data:`ZERO_CREDIT`, and each method's sum over roles: how
+    much the reading moves the cells (with "drop" every sum is 1)."""
+    frames = []
+    for r in runs:
+        for reading in ZERO_CREDIT:
+            f = importance_frame(r, zero_credit=reading)
+            f = f[f["benchmark"] == benchmark].assign(model=model_label(r.model), reading=reading)
+            frames.append(f)
+    if not frames or all(f.empty for f in frames):
+        return pd.DataFrame()
+    f = pd.concat(frames, ignore_index=True)
+    keys = ["model", "method", "subject"]
+    wide = f.pivot_table(index=[*keys, "role"], columns="reading", values="score", aggfunc="first")
+    sums = f.groupby([*keys, "reading"])["score"].sum().unstack("reading")
+    sums.index = pd.MultiIndex.from_tuples([(*k, "(sum over roles)") for k in sums.index], names=[*keys, "role"])
+    return pd.concat([wide, sums]).sort_index().round(4)
+
+
 def _pct_change(new: float, old: float) -> float:
     return round(100 * (new - old) / old, 2) if old else float("nan")
 
 
-def table8(runs: ReasoningRuns) -> pd.DataFrame:
+def table8(runs: ReasoningRuns, *, zero_credit: str = "as-zero") -> pd.DataFrame:
     """Table 8 (MMLU, DyLAN): every role's mean importance without / with 2-ToM and its relative change, and the task
-    accuracy, per subject. Rows of the paper's top role carry the paper's values; our top role is named in the note."""
-    imp = importance_frame(runs)
+    accuracy, per subject. Rows of the paper's top role carry the paper's values; our top role is named in the note.
+    ``zero_credit``: how questions without a final answer enter the means (:data:`ZERO_CREDIT`)."""
+    imp = importance_frame(runs, zero_credit=zero_credit)
     imp = imp[(imp["benchmark"] == "mmlu") & imp["method"].isin(["dylan", "dylan_w_tom"])]
     acc = outcome_frame(runs)
     acc = acc[(acc["task"] == "general_reasoning") & acc["method"].isin(["dylan", "dylan_w_tom"])]
@@ -358,13 +405,24 @@ def table8(runs: ReasoningRuns) -> pd.DataFrame:
     if not out.empty:
         out["value"] = out["value"].astype(float)
         out.loc[out["value"].isna(), "note"] = out.loc[out["value"].isna(), "note"].replace("", "no base value")
-    return out
+    return _name_reading(out, zero_credit)
 
 
-def table7(runs: ReasoningRuns) -> pd.DataFrame:
+def _name_reading(table: pd.DataFrame, zero_credit: str) -> pd.DataFrame:
+    """Importance rows say which zero-credit reading made them."""
+    if table.empty:
+        return table
+    rows = table["metric"].str.startswith("importance_score")
+    said = f"zero_credit={zero_credit}"
+    table.loc[rows, "note"] = [f"{n}; {said}" if n else said for n in table.loc[rows, "note"].fillna("")]
+    return table
+
+
+def table7(runs: ReasoningRuns, *, zero_credit: str = "as-zero") -> pd.DataFrame:
     """Table 7 (HumanEval, DyLAN coders): each coder's mean importance without / with 2-ToM and its relative change;
-    Pass@1 of the network's final code beside it (not in the paper's table)."""
-    imp = importance_frame(runs)
+    Pass@1 of the network's final code beside it (not in the paper's table). ``zero_credit``: how tasks without a
+    final code enter the means (:data:`ZERO_CREDIT`)."""
+    imp = importance_frame(runs, zero_credit=zero_credit)
     imp = imp[imp["method"].isin(CODE_METHODS)]
     paper_method = {"dylan_code": "dylan", "dylan_code_w_tom": "dylan_w_2tom"}
     rows: list[dict[str, Any]] = []
@@ -409,7 +467,7 @@ def table7(runs: ReasoningRuns) -> pd.DataFrame:
     if not out.empty and "note" in out.columns:
         out["note"] = out["note"].fillna("")
         out.loc[out["value"].isna(), "note"] = "no base value"
-    return out
+    return _name_reading(out, zero_credit)
 
 
 # -- views --------------------------------------------------------------------------------------------------------
