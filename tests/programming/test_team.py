@@ -177,3 +177,33 @@ def test_a_replay_miss_stops_every_episode_with_a_clear_error(make_model, server
             )
         )
     assert server.requests == []  # replay never reaches the network
+
+
+def test_ftm_free_of_the_selection_effect_and_against_epsilon(make_model, server, isolated) -> None:  # type: ignore[no-untyped-def]
+    server.responder = responder
+    chat = make_model(json_mode="json_object")
+    runs = asyncio.run(
+        cp.run_programming(
+            cp.table2_configs(),
+            model="fake",
+            chat=chat,
+            benchmarks=["humaneval"],
+            humaneval_tasks=1,
+            progress=False,
+            on_estimate=None,
+        )
+    )
+    t2 = cp.table2(runs)
+    validate_results(t2)
+    cell = t2[(t2["matching"] == "matching") & (t2["tom_order"] == "2")].set_index(["metric", "round"])["value"]
+    # round 1's coalition {Engineer1, Engineer2} is chosen from round 1's scores, so the paper's measure counts
+    # them all as trusted; on round 2's scores (Engineer2 drifted) the same team is half trusted
+    assert cell[("ftm", "1")] == 100.0 and cell[("ftm_next", "1")] == 50.0 and cell[("ftm_all", "1")] == 50.0
+    assert "5" not in {r for m, r in cell.index if m == "ftm_next"}  # no round after the last
+    curve = cp.ftm_vs_epsilon([runs])
+    r = curve[(curve["matching"] == "no_matching") & (curve["pm_tom"] == 1)].set_index("epsilon")
+    # round 1 trusts s ≥ 1 - 2ε: at ε = 0.5 three of four (0.9, 0.6, 0.2), at 0.05 one (0.9); later rounds too
+    assert r.loc[0.5, "ftm_all"] > r.loc[0.25, "ftm_all"] > r.loc[0.05, "ftm_all"]
+    assert (curve["ftm"] >= 0).all() and set(curve["epsilon"]) == set(cp.EPSILONS)
+    assert cp.plot_ftm_epsilon(curve, "humaneval") is not None
+    assert cp.plot_fig2(t2, "humaneval", metric="ftm_all") is not None

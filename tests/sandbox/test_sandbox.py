@@ -183,7 +183,9 @@ def test_files_outside_are_neither_read_nor_written(as_user: Checker, planted: P
     try:
         if open_to_all(project_drop, 0o1777) or as_user.who != "nobody":
             r = as_user.check(f"open({str(project_drop / 'x.txt')!r}, 'w').write('x')", "", limits=FAST)
-            assert not r.passed and "Read-only" in r.reason and not (project_drop / "x.txt").exists(), r.reason
+            # read-only, or not there at all when the checkout sits under a folder the sandbox replaces (/tmp)
+            assert not r.passed and re.search("Read-only|No such file", r.reason), r.reason
+            assert not (project_drop / "x.txt").exists()
     finally:
         project_drop.rmdir()
 

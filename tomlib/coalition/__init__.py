@@ -40,22 +40,38 @@ from tomlib.coalition._pairs import (
     pairs_of,
 )
 from tomlib.coalition._rounds import Algorithm1, Algorithm1Run, RoundRecord, ftm, run_algorithm1
+from tomlib.coalition._select import (
+    DEFAULT_SELECTION,
+    SELECTIONS,
+    Outcome,
+    Selection,
+    check_selection,
+    choose,
+    stable_outcomes,
+    team_shares,
+)
 
 __all__ = [
+    "DEFAULT_SELECTION",
     "MAX_AGENTS",
+    "SELECTIONS",
     "Algorithm1",
     "Algorithm1Run",
     "AlignmentInstance",
     "CoalitionInputError",
     "CoalitionStructure",
     "DynamicsRun",
+    "Outcome",
     "Pairs",
     "RoundRecord",
+    "Selection",
     "Solution",
     "all_blocking",
     "apply_blocking",
     "brute_force_stable",
     "brute_force_stable_pairs",
+    "check_selection",
+    "choose",
     "enumerate_matchings",
     "enumerate_structures",
     "find_blocking",
@@ -74,6 +90,8 @@ __all__ = [
     "selected_team",
     "solve_coalitions",
     "solve_pairs",
+    "stable_outcomes",
     "strictly_prefers",
+    "team_shares",
     "value",
 ]

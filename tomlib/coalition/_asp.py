@@ -96,6 +96,8 @@ def _last_model(ctl: clingo.Control) -> list[clingo.Symbol] | None:
 def _partition_facts(inst: AlignmentInstance) -> str:
     w, scale = inst.weights, lcm_upto(inst.n)
     facts = [f"n({inst.n}).", f"min_size({inst.min_size})."]
+    if inst.everyone_in:
+        facts.append(":- agent(I), not assigned(I).")  # the literal reading: nobody outside
     for i in range(inst.n):
         if not inst.has_beliefs[i]:
             continue

@@ -97,16 +97,17 @@ def all_blocking(inst: AlignmentInstance, structure: CoalitionStructure) -> list
     return list(_blocking(inst, structure))
 
 
-def enumerate_structures(n: int, min_size: int) -> Iterator[CoalitionStructure]:
-    """Every coalition structure on n agents (coalitions of at least ``min_size``, the rest outside)."""
+def enumerate_structures(n: int, min_size: int, everyone_in: bool = False) -> Iterator[CoalitionStructure]:
+    """Every coalition structure on n agents (coalitions of at least ``min_size``, the rest outside; with
+    ``everyone_in``, nobody outside)."""
 
     def rec(rest: tuple[int, ...]) -> Iterator[list[Coalition]]:
         if not rest:
             yield []
             return
         first, others = rest[0], rest[1:]
-        for tail in rec(others):  # `first` stays outside
-            yield tail
+        if not everyone_in:
+            yield from rec(others)  # `first` stays outside
         for k in range(min_size - 1, len(others) + 1):
             for mates in itertools.combinations(others, k):
                 remaining = tuple(x for x in others if x not in mates)
@@ -137,7 +138,8 @@ def objective(inst: AlignmentInstance, structure: CoalitionStructure) -> tuple[i
 
 def brute_force_stable(inst: AlignmentInstance) -> list[CoalitionStructure]:
     """Every stable structure, by enumeration (small n only)."""
-    return [s for s in enumerate_structures(inst.n, inst.min_size) if find_blocking(inst, s) is None]
+    structures = enumerate_structures(inst.n, inst.min_size, inst.everyone_in)
+    return [s for s in structures if find_blocking(inst, s) is None]
 
 
 def selected_team(inst: AlignmentInstance, structure: CoalitionStructure) -> Coalition | None:

@@ -9,9 +9,12 @@ Algorithm 1 treat the same quantity as a *misalignment* φ (lower is better; tru
 An agent with no beliefs (ToM-0: it models nobody) has no alignment scores. It is indifferent between any two
 coalitions, but prefers being in one to being in none.
 
-Preferences compare means exactly: misalignments are quantized to integers (``resolution`` steps per unit,
-1,000 by default), and every solver and checker compares cross-multiplied integer sums, so clingo and brute
-force agree to the last digit.
+Preferences compare means exactly: every score, ability and λ is read as the decimal it prints as (0.85 is 17/20),
+the weights φ ∓ λ·α are exact fractions, and ``resolution`` is their common denominator, so the integer weights are
+exact and two means that are equal (3/16 and 3/16) compare equal. Every solver and checker compares
+cross-multiplied integer sums, so clingo and brute force agree to the last digit. Only when that denominator would
+overflow clingo's 32-bit sums is a finer grid than 1/1,000 not possible, and the weights are rounded to the largest
+power of ten that fits (``exact`` is then False).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from functools import cached_property
 from typing import Literal
 
@@ -45,9 +49,13 @@ class AlignmentInstance:
     """Who believes what about whom: raw Appendix A scores, abilities (§5.2), ε, λ and the minimum coalition size.
 
     ``scores[i][j]`` is agent i's score of its belief about j against j's action; rows of agents without beliefs
-    are ignored. ``ability_sign="intent"`` makes higher ability *more* preferred (the text's intent:
-    B'_i(S) = B_i(S) - λ·mean α); ``"printed"`` is the formula as printed (B_i(S) + λ·mean α, lower preferred),
-    under which able agents are *less* wanted.
+    are ignored. The ICLR draft assigns every agent a coalition with |μ(i)| ≥ n - 1 partners; read literally, no
+    agent may stay outside (``everyone_in=True``). We allow outsiders by default (``False``): with three agents and
+    coalitions of at least two, the literal reading forbids every structure but "all three".
+
+    ``ability_sign="intent"`` makes higher ability *more* preferred (the text's intent: B'_i(S) = B_i(S) - λ·mean α);
+    ``"printed"`` is the formula as printed (B_i(S) + λ·mean α, lower preferred), under which able agents are *less*
+    wanted.
     """
 
     names: tuple[str, ...]
@@ -58,7 +66,8 @@ class AlignmentInstance:
     lam: float = 1.0
     min_size: int = 2
     ability_sign: AbilitySign = "intent"
-    resolution: int = 1000
+    fixed_resolution: int | None = None  # None: exact (see the module docstring); an int: quantize on that grid
+    everyone_in: bool = False  # True: every agent in a coalition of ≥ min_size (the ICLR text read literally)
 
     @property
     def n(self) -> int:
@@ -73,17 +82,56 @@ class AlignmentInstance:
         return out
 
     @cached_property
+    def exact_weights(self) -> list[list[Fraction]]:
+        """w_ij = φ_ij ∓ λ·α_j as exact fractions of the printed decimals (0 on the diagonal and for non-believers)."""
+        dec = lambda x: Fraction(repr(float(x)))  # noqa: E731  the decimal a float prints as
+        sign = -1 if self.ability_sign == "intent" else 1
+        lam, alpha = dec(self.lam), [dec(a) for a in self.ability]
+        out = [[Fraction(0)] * self.n for _ in range(self.n)]
+        for i in range(self.n):
+            if self.has_beliefs[i]:
+                for j in range(self.n):
+                    if j != i:
+                        out[i][j] = (1 - dec(self.scores[i, j])) / 2 + sign * lam * alpha[j]
+        return out
+
+    @cached_property
+    def _grid(self) -> tuple[int, bool]:
+        """(resolution, exact): the weights' common denominator when clingo's sums can hold it, else a power of ten."""
+        if self.fixed_resolution is not None:
+            return self.fixed_resolution, False
+        w = [x for row in self.exact_weights for x in row]
+        common = math.lcm(*(x.denominator for x in w)) if w else 1
+        biggest = max((abs(x) for x in w), default=Fraction(0)) + 1
+        # every clingo term (w·lcm(1..n-1) in the objective, sums of up to n weights in the checks) within 2^31
+        cap = int((2**31 - 1) / (float(biggest) * math.lcm(*range(1, max(self.n, 2))) * self.n))
+        if common <= cap:
+            return common, True
+        return 10 ** max(0, int(math.log10(max(cap, 1)))), False
+
+    @property
+    def resolution(self) -> int:
+        """Integer steps per unit of the weights: their common denominator when ``exact``."""
+        return self._grid[0]
+
+    @property
+    def exact(self) -> bool:
+        """Whether the integer weights are the exact weights (else they are rounded to 1/``resolution``)."""
+        return self._grid[1]
+
+    @cached_property
     def weights(self) -> np.ndarray:
-        """Integer preference weights w_ij (quantized φ_ij ∓ λ·α_j): B'_i(S) is the mean of w_ij over j in S."""
-        sign = -1.0 if self.ability_sign == "intent" else 1.0
-        w = self.phi + sign * self.lam * np.asarray(self.ability, dtype=float)[None, :]
-        w[~np.asarray(self.has_beliefs)] = 0.0
-        np.fill_diagonal(w, 0.0)
-        return np.rint(w * self.resolution).astype(np.int64)
+        """Integer preference weights w_ij = (φ_ij ∓ λ·α_j) · resolution: B'_i(S) is the mean of w_ij over S."""
+        res = self.resolution
+        return np.array([[round(x * res) for x in row] for row in self.exact_weights], dtype=np.int64)
+
+    def exact_phi(self, i: int, j: int) -> Fraction:
+        """φ_ij = (1 - s_ij)/2 of the printed decimal score, exactly."""
+        return (1 - Fraction(repr(float(self.scores[i, j])))) / 2
 
     def trusted(self, i: int, j: int) -> bool:
-        """j is a trusted member for i (FTM, §6.2): φ_ij ≤ ε."""
-        return bool(self.has_beliefs[i]) and float(self.phi[i, j]) <= self.epsilon + 1e-12
+        """j is a trusted member for i (FTM, §6.2): φ_ij ≤ ε, compared exactly."""
+        return bool(self.has_beliefs[i]) and self.exact_phi(i, j) <= Fraction(repr(float(self.epsilon)))
 
     def with_scores(self, scores: Sequence[Sequence[float]] | np.ndarray) -> AlignmentInstance:
         """The same agents and parameters with new scores (one round of Algorithm 1)."""
@@ -128,7 +176,8 @@ def make_instance(
     lam: float = 1.0,
     min_size: int | None = None,
     ability_sign: AbilitySign = "intent",
-    resolution: int = 1000,
+    resolution: int | None = None,
+    everyone_in: bool = False,
 ) -> AlignmentInstance:
     """Build and check an instance. ``scores`` is a matrix, or ``{believer: {other: score}}`` (agents missing as
     believers have no beliefs). ``min_size`` defaults to ⌈n/2⌉ (the ICLR draft's setting)."""
@@ -189,5 +238,6 @@ def make_instance(
         lam=float(lam),
         min_size=size,
         ability_sign=ability_sign,
-        resolution=resolution,
+        fixed_resolution=resolution,
+        everyone_in=everyone_in,
     )

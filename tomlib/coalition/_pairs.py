@@ -42,10 +42,8 @@ def pair_prefers(
         return False
     if aligned(inst, i, j) and not aligned(inst, i, m):
         return True
-    if abilities:
-        d = inst.phi  # the draft compares the raw distances here, not the ability-weighted ones
-        same = round(float(d[i, j]) * inst.resolution) == round(float(d[i, m]) * inst.resolution)
-        return same and inst.ability[j] > inst.ability[m]
+    if abilities:  # the draft compares the raw distances here, not the ability-weighted ones: exactly
+        return inst.exact_phi(i, j) == inst.exact_phi(i, m) and inst.ability[j] > inst.ability[m]
     return False
 
 
@@ -103,13 +101,12 @@ def matching_package_pairs(inst: AlignmentInstance) -> Pairs | None:
         warnings.simplefilter("ignore")
         from matching.games import StableRoommates
 
-        phi = inst.phi
         prefs = {
             i: sorted(
                 (j for j in range(inst.n) if j != i),
                 key=lambda j, i=i: (
                     not aligned(inst, i, j),
-                    round(float(phi[i, j]) * inst.resolution),
+                    inst.exact_phi(i, j),
                     -inst.ability[j],
                     j,
                 ),

@@ -1,7 +1,9 @@
 """Algorithm 1 over rounds, and the §6.2 metrics: FTM, coalition lifetime, re-matches.
 
 Each round brings new alignment scores (beliefs updated, actions taken). In round 1, and whenever a re-match was
-signalled, the stable outcome is recomputed (ICLR: coalitions; NeurIPS: pairs) and its team selected. After the
+signalled, the stable outcome is recomputed (ICLR: coalitions; NeurIPS: pairs) and its team selected; when several
+outcomes are stable, ``selection`` says which is played (:mod:`tomlib.coalition._select`), with draws seeded by the
+condition and episode. After the
 round, an agent of the team whose belief about a partner missed by more than ε (φ > ε) signals a re-match.
 With the ICLR draft's *adaptation* phase the current team stays one more round after a signal, then re-matches;
 without it (NeurIPS), the next round re-matches.
@@ -12,20 +14,18 @@ is the one formed in round 1 (Algorithm 1 starts from S = N, all agents, and mat
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tomlib.coalition._asp import solve_coalitions, solve_pairs
-from tomlib.coalition._core import selected_team
 from tomlib.coalition._instance import AlignmentInstance
+from tomlib.coalition._select import Mechanism, check_selection, choose
 
 if TYPE_CHECKING:
     from tomlib.trace import RunLog
-
-Mechanism = Literal["iclr", "neurips"]
 
 
 def ftm(inst: AlignmentInstance, i: int, among: Sequence[int] | None = None) -> float:
@@ -43,6 +43,7 @@ class RoundRecord:
     ftm: dict[str, float]
     misaligned: list[tuple[str, str, float]]
     signal: bool
+    stable_outcomes: int | None = None  # how many outcomes were stable when it matched (-1: not counted)
 
 
 @dataclass
@@ -97,34 +98,34 @@ class Algorithm1:
         *,
         mechanism: Mechanism = "iclr",
         adaptation: bool | None = None,
+        selection: str | None = None,
         log: RunLog | None = None,
         condition: str = "",
         episode: int | None = None,
     ) -> None:
         self.base, self.mechanism = base, mechanism
         self.adapt = (mechanism == "iclr") if adaptation is None else adaptation
+        self.selection = check_selection(selection, mechanism)
+        self.rng = random.Random(f"tomlib-selection:{condition}:{episode}")
         self.log, self.condition, self.episode = log, condition, episode
         self.run = Algorithm1Run()
         self.rematch_at: int | None = 1
         self.team: tuple[int, ...] = tuple(range(base.n))
         self.partners: dict[int, tuple[int, ...]] = {i: tuple(j for j in self.team if j != i) for i in self.team}
         self.label = "all agents"
+        self.stable = 0
 
     def _match(self, inst: AlignmentInstance) -> None:
-        names = inst.names
-        if self.mechanism == "iclr":
-            sol = solve_coalitions(inst)
-            if sol.structure is not None:
-                self.team = selected_team(inst, sol.structure) or ()
-                self.partners = {i: tuple(j for j in self.team if j != i) for i in self.team}
-                self.label = sol.structure.label(names)
-            else:
-                self.label = "no stable coalition structure exists: the team stays"
+        outcome, self.stable = choose(inst, self.mechanism, self.selection, self.rng)
+        if outcome is None:
+            kind = "coalition structure" if self.mechanism == "iclr" else "matching"
+            self.label = f"no stable {kind} exists: the team stays"
+            return
+        self.team, self.label = outcome.team, outcome.label(inst.names)
+        if outcome.pairs is not None:
+            self.partners = {a: (b,) for a, b in outcome.pairs} | {b: (a,) for a, b in outcome.pairs}
         else:
-            pairs = sorted(solve_pairs(inst).pairs or ())
-            self.team = tuple(sorted({i for p in pairs for i in p}))
-            self.partners = {a: (b,) for a, b in pairs} | {b: (a,) for a, b in pairs}
-            self.label = " ".join(f"{{{names[a]}, {names[b]}}}" for a, b in pairs) or "no pairs"
+            self.partners = {i: tuple(j for j in self.team if j != i) for i in self.team}
 
     def step(self, scores: np.ndarray | Sequence[Sequence[float]]) -> RoundRecord:
         """One round: match if round 1 or a re-match is due, then check the team's beliefs against ε."""
@@ -153,6 +154,7 @@ class Algorithm1:
             {names[i]: ftm(inst, i) for i in range(inst.n) if inst.has_beliefs[i]},
             misaligned,
             signal,
+            self.stable if matched else None,
         )
         self.run.rounds.append(rec)
         if self.log is not None:
@@ -166,12 +168,21 @@ def run_algorithm1(
     *,
     mechanism: Mechanism = "iclr",
     adaptation: bool | None = None,
+    selection: str | None = None,
     log: RunLog | None = None,
     condition: str = "",
     episode: int | None = None,
 ) -> Algorithm1Run:
     """Algorithm 1 on a sequence of score matrices (one per round); events go to ``log`` when given."""
-    algo = Algorithm1(base, mechanism=mechanism, adaptation=adaptation, log=log, condition=condition, episode=episode)
+    algo = Algorithm1(
+        base,
+        mechanism=mechanism,
+        adaptation=adaptation,
+        selection=selection,
+        log=log,
+        condition=condition,
+        episode=episode,
+    )
     for scores in rounds:
         algo.step(scores)
     return algo.run
@@ -196,9 +207,10 @@ def log_round(log: RunLog, inst: AlignmentInstance, rec: RoundRecord, condition:
             step=rec.round,
             agent=names[i],
         )
+    found = {"stable_outcomes": rec.stable_outcomes} if rec.matched else {}
     log.event(
         "coalition",
-        {"matched": rec.matched, "team": [names[i] for i in rec.team], "structure": rec.structure},
+        {"matched": rec.matched, "team": [names[i] for i in rec.team], "structure": rec.structure, **found},
         condition=condition,
         episode=episode,
         step=rec.round,

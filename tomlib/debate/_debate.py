@@ -52,6 +52,7 @@ class DebateConfig:
     temperature: float = 0.7
     judge_temperature: float = 0.0
     max_tokens: int = 700
+    selection: str | None = None  # which stable pair is played (tomlib.coalition.SELECTIONS); None: NeurIPS's default
 
     def __post_init__(self) -> None:
         if self.setting not in SETTINGS:
@@ -63,8 +64,12 @@ class DebateConfig:
 
     @property
     def label(self) -> str:
-        """``tom_matching:affirmative``; ``no_tom`` has no tested side (one set of debates gives both columns)."""
-        return "no_tom" if self.setting == "no_tom" else f"{self.setting}:{self.tested_side}"
+        """``tom_matching:affirmative``; ``no_tom`` has no tested side (one set of debates gives both columns). A rule
+        other than the draft's default for the stable pair is appended: ``tom_matching:affirmative:best-aligned``."""
+        if self.setting == "no_tom":
+            return "no_tom"
+        rule = f":{self.selection}" if self.setting == "tom_matching" and self.selection else ""
+        return f"{self.setting}:{self.tested_side}{rule}"
 
     def orders(self, side: str) -> tuple[int, ...]:
         """ToM orders of a side's three debaters."""
@@ -160,7 +165,9 @@ async def run_debate(
             epsilon=cfg.epsilon,
             min_size=2,
         )
-        algo = Algorithm1(base, mechanism="neurips", log=log, condition=cfg.label, episode=seed)
+        algo = Algorithm1(
+            base, mechanism="neurips", selection=cfg.selection, log=log, condition=cfg.label, episode=seed
+        )
     if log is not None:
         log.event(
             "env_state",

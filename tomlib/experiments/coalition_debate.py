@@ -16,9 +16,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tomlib.debate import Debate, DebateConfig, cooperation_rate, run_debate, win_rates
+from tomlib.coalition import DEFAULT_SELECTION, check_selection
+from tomlib.debate import Debate, DebateConfig, cooperation_rate, debater_names, run_debate, win_rates
 from tomlib.experiments._checks import check_counts, check_models
 from tomlib.experiments._cost import Estimate, price
+from tomlib.experiments._selection import random_instances, recorded_instances, selection_shares
 from tomlib.llm import ChatModel
 from tomlib.report import attach_paper_values
 from tomlib.trace import RunLog
@@ -58,10 +60,13 @@ def estimate(model: str, judge: str, n_debates: int, rounds: int = 5) -> dict[st
     return {model: price(model, debater_calls, TOKENS_PER_CALL), judge: price(judge, judge_calls, TOKENS_PER_CALL)}
 
 
-def configs(sides: tuple[str, ...] = SIDES) -> list[DebateConfig]:
-    """No-ToM once, and ToM with and without matching for each tested side (ICLR tests both)."""
+def configs(sides: tuple[str, ...] = SIDES, selection: str | None = None) -> list[DebateConfig]:
+    """No-ToM once, and ToM with and without matching for each tested side (ICLR tests both); ``selection`` is the
+    rule that picks among stable pairs (None: the NeurIPS draft's default)."""
     return [DebateConfig(setting="no_tom")] + [
-        DebateConfig(setting=s, tested_side=side) for s in ("tom", "tom_matching") for side in sides
+        DebateConfig(setting=s, tested_side=side, selection=selection if s == "tom_matching" else None)
+        for s in ("tom", "tom_matching")
+        for side in sides
     ]
 
 
@@ -71,6 +76,7 @@ class DebateRuns:
     judge: str
     debates: list[Debate]
     run_id: str
+    selection: str = DEFAULT_SELECTION["neurips"]
 
 
 async def run_debates(
@@ -82,25 +88,38 @@ async def run_debates(
     results: str | None = None,
     chat: ChatModel | None = None,
     judge_chat: ChatModel | None = None,
+    selection: str | None = None,
 ) -> DebateRuns:
-    """``debates`` seeded debates per configuration (the paper: 11)."""
+    """``debates`` seeded debates per configuration (the paper: 11); ``selection``: the rule that picks among stable
+    pairs (:data:`tomlib.coalition.SELECTIONS`; None: the NeurIPS draft's default)."""
+    rule = check_selection(selection, "neurips")
     chat = chat or ChatModel.from_name(model, mode=llm_mode)  # type: ignore[arg-type]
     judge_chat = judge_chat or (chat if not judge or judge == model else ChatModel.from_name(judge, mode=llm_mode))  # type: ignore[arg-type]
     log = RunLog(
         "coalition.table4",
         results=results,
-        meta={"model": model, "judge": judge or model, "source": f"llm:{model}", "debates": debates},
+        meta={
+            "model": model,
+            "judge": judge or model,
+            "source": f"llm:{model}",
+            "debates": debates,
+            "selection": rule,
+        },
     )
     log.observe(chat)
     if judge_chat is not chat:
         log.observe(judge_chat)
     try:
         got = await asyncio.gather(
-            *(run_debate(chat, judge_chat, c, seed=s, log=log) for c in configs() for s in range(debates))
+            *(
+                run_debate(chat, judge_chat, c, seed=s, log=log)
+                for c in configs(selection=selection)
+                for s in range(debates)
+            )
         )
     finally:
         log.close()
-    return DebateRuns(model, judge or model, list(got), log.run_id)
+    return DebateRuns(model, judge or model, list(got), log.run_id, rule)
 
 
 def table4(runs: DebateRuns) -> pd.DataFrame:
@@ -117,7 +136,8 @@ def table4(runs: DebateRuns) -> pd.DataFrame:
                 continue
             w = win_rates(group)
             note = f"{len(group)} debate(s), {w.verdicts} round verdicts; judge {runs.judge}"
-            base = {"draft": "iclr", "setting": paper_setting, "side": side}
+            # the judge decides every verdict, so it is part of the row (the paper's: gpt-4-0613)
+            base = {"draft": "iclr", "setting": paper_setting, "side": side, "judge": runs.judge}
             rows.append({**base, "metric": "win_rate_pct", "value": round(100 * getattr(w, side), 2), "note": note})
             rows.append({**base, "metric": "draw_rate_pct", "value": round(100 * w.draw, 2), "note": note})
             if setting == "tom_matching":
@@ -128,7 +148,8 @@ def table4(runs: DebateRuns) -> pd.DataFrame:
                             "metric": f"cooperation_rate_round{r}_pct",
                             "value": round(100 * cooperation_rate(group, r), 2),
                             "note": f"{len(group)} debate(s): share whose round-{r} speakers are the ToM-1 and "
-                            f"ToM-2 debaters; the paper's text (§6.4, ICLR): {PAPER_COOPERATION[r]}%",
+                            f"ToM-2 debaters, stable pair chosen by rule {runs.selection}; the paper's text (§6.4, "
+                            f"ICLR): {PAPER_COOPERATION[r]}%",
                         }
                     )
     df = pd.DataFrame(rows)
@@ -144,14 +165,15 @@ def compare_drafts(table: pd.DataFrame) -> pd.DataFrame:
     from tomlib.report import paper_table
 
     grid = pd.DataFrame(index=[s for s in PAPER_SETTING.values() if s in set(table["setting"])])
+    judges = ", ".join(sorted(set(table["judge"]))) if "judge" in table.columns else "?"
     for metric, word in (("win_rate_pct", "win"), ("draw_rate_pct", "draw")):
         for side in SIDES:
             part = table[(table["metric"] == metric) & (table["side"] == side)].set_index("setting")["value"]
             if len(part):
-                grid[f"ours {word} {side[:3]}."] = part
+                grid[f"ours {word} {side[:3]}. (judge {judges})"] = part
     paper = paper_table(PAPER_ID, "table4")
     paper = paper[paper["metric"] == "win_rate_pct"]
-    for draft, label in (("iclr", "ICLR"), ("neurips", "NeurIPS")):
+    for draft, label in (("iclr", "ICLR, judge gpt-4-0613"), ("neurips", "NeurIPS, judge ChatGPT 4")):
         for side in SIDES:
             part = paper[(paper["draft"] == draft) & (paper["side"] == side)].set_index("setting")["value"]
             if len(part):
@@ -183,3 +205,20 @@ def plot_table4(table: pd.DataFrame) -> Any:
     axes[1].legend(list(handles.values()), list(handles), fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def pair_by_rule(runs: DebateRuns, *, results: str | None = None, draws: int = 1000) -> pd.DataFrame:
+    """Round 1 with matching: the share (%) of debates in which each rule lets each pair speak, on the scores this
+    run recorded (no new calls) and on uniform random scores. The ToM-1/ToM-2 row is the paper's round-1
+    cooperation rate (9.1%): how much of it the rule alone decides."""
+    frames = {}
+    for side in SIDES:
+        names = debater_names(side)
+        kw = {"no_beliefs": [names[0]], "min_size": 2}
+        recorded = recorded_instances([runs.run_id], names, results=results, condition=f"tom_matching:{side}", **kw)
+        if recorded:
+            frames[f"{side}: recorded round 1"] = selection_shares(recorded, "neurips")
+    names = debater_names("affirmative")
+    random = random_instances(names, no_beliefs=[names[0]], draws=draws, min_size=2)
+    frames[f"uniform random scores ({draws} draws; affirmative names)"] = selection_shares(random, "neurips")
+    return pd.concat(frames, axis=1)

@@ -8,8 +8,10 @@ instructive, and are labelled so wherever they appear.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -289,3 +291,49 @@ def appendix_g(trials: int = 100, seed: int = 0) -> tuple[pd.DataFrame, pd.DataF
                 }
             )
     return pd.DataFrame(rows), per
+
+
+SCENARIOS = {
+    "debate (NeurIPS pairs: a ToM-0, a ToM-1 and a ToM-2 debater)": (("ToM0", "ToM1", "ToM2"), ("ToM0",), "neurips", 2),
+    "reasoning team (ICLR coalitions of ≥ 2: ToM-0, ToM-1, ToM-2)": (("ToM0", "ToM1", "ToM2"), ("ToM0",), "iclr", 2),
+    "programming team (ICLR coalitions of ≥ 3: the PM's beliefs only)": (TEAM, TEAM[1:], "iclr", 3),
+}
+"""The three teams the LLM experiments match: agents, those without beliefs, the mechanism, the minimum size."""
+
+
+def selection_views(draws: int = 500, seed: int = 0) -> dict[str, pd.DataFrame]:
+    """For each team the LLM experiments match, the share (%) of uniform random score draws in which each rule of
+    :data:`tomlib.coalition.SELECTIONS` makes each team cooperate (exact expectations per draw)."""
+    from tomlib.experiments._selection import random_instances, selection_shares
+
+    out = {}
+    for name, (agents, no_beliefs, mechanism, size) in SCENARIOS.items():
+        inst = random_instances(agents, no_beliefs=no_beliefs, draws=draws, seed=seed, min_size=size)
+        out[name] = selection_shares(inst, mechanism)  # type: ignore[arg-type]
+    return out
+
+
+def everyone_in_comparison(trials: int = 100, seed: int = 0, sizes: Sequence[int] = (4, 5, 6, 7)) -> pd.DataFrame:
+    """How often no stable structure exists, per size n (min_size ⌈n/2⌉, uniform scores for everyone), when agents
+    may stay outside a coalition (ours) and when every agent must be in one (the ICLR text read literally)."""
+    from tomlib.coalition._appendix_g import random_instance
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for n in sizes:
+        none = {False: 0, True: 0}
+        for _ in range(trials):
+            inst = random_instance(rng, n)
+            for literal in none:
+                strict = dataclasses.replace(inst, everyone_in=literal)
+                none[literal] += not solve_coalitions(strict, optimize=False).stable_exists
+        rows.append(
+            {
+                "n": n,
+                "min_size": math.ceil(n / 2),
+                "instances": trials,
+                "no stable structure, outsiders allowed (ours) %": round(100 * none[False] / trials, 1),
+                "no stable structure, everyone in a coalition (literal) %": round(100 * none[True] / trials, 1),
+            }
+        )
+    return pd.DataFrame(rows).set_index("n")

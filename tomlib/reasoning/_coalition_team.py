@@ -59,12 +59,14 @@ async def run_coalition_team(
     log: RunLog | None = None,
     temperature: float = 0.7,
     max_tokens: int = 400,
+    selection: str | None = None,
 ) -> TeamResult:
-    """One question; ``rounds`` of answers, self-evaluations and matching."""
+    """One question; ``rounds`` of answers, self-evaluations and matching. ``selection``: which stable outcome is
+    played (:data:`tomlib.coalition.SELECTIONS`; None: the ICLR draft's default, named in the condition otherwise)."""
     names = [f"ToM{k}" for k in ORDERS]
-    condition = f"ours_matching:{question.qid}"
+    condition = f"ours_matching:{question.qid}" + (f":{selection}" if selection else "")
     base = make_instance(np.zeros((3, 3)), names=names, no_beliefs=["ToM0"], epsilon=epsilon, min_size=2)
-    algo = Algorithm1(base, mechanism="iclr", log=log, condition=condition, episode=seed)
+    algo = Algorithm1(base, mechanism="iclr", selection=selection, log=log, condition=condition, episode=seed)
     result = TeamResult(question, seed)
     log_start(log, condition, seed, "ours_matching", question.qid, question.statement(), question.answer)
     team = list(names)
