@@ -87,7 +87,13 @@ def _cmd_cache(args: argparse.Namespace) -> int:
         if not args.out:
             print("cache export needs --out FILE.jsonl.gz", file=sys.stderr)
             return 2
-        n = store.export(args.out, experiment=args.experiment, model=args.model)
+        keys = None
+        if args.used_in:  # only what the runs under that results folder asked for: a transcript without stale calls
+            from tomlib.trace import load_runs
+
+            calls = load_runs(args.used_in, kinds=["llm_call"])
+            keys = {p["key"] for p in calls["payload"]} if len(calls) else set()
+        n = store.export(args.out, experiment=args.experiment, model=args.model, keys=keys)
         print(f"exported {n} responses to {args.out}")
     elif args.action == "import":
         total = sum(store.import_file(f) for f in args.files)
@@ -244,6 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
     ca.add_argument("--experiment", default=None, help="only this experiment (and its sub-experiments)")
     ca.add_argument("--model", default=None, help="only this served model id")
     ca.add_argument("--older-than", type=float, default=None, help="prune: days")
+    ca.add_argument(
+        "--used-in", default=None, help="export: only responses the run logs under this results folder asked for"
+    )
     ca.set_defaults(func=_cmd_cache)
 
     rep = sub.add_parser("report", help="rebuild results/REPORT.md and REPORT.html")

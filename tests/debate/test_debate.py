@@ -72,6 +72,32 @@ def test_the_other_side_is_tested_too(make_model, server) -> None:  # type: igno
     assert DebateConfig(setting="tom", tested_side="negative").orders("affirmative") == (0, 0, 0)
 
 
+def test_the_iclr_columns_use_the_iclr_coalitions_and_let_their_best_pair_speak(make_model, server) -> None:  # type: ignore[no-untyped-def]
+    aff = debater_names("affirmative")
+    cfg = DebateConfig(setting="tom_matching", mechanism="iclr")
+    assert cfg.label == "tom_matching:affirmative:iclr"
+    d = play(make_model, server, cfg)
+    assert all(r.speakers["affirmative"] == [aff[1], aff[2]] for r in d.rounds)
+    assert "matched coalition" in d.rounds[0].picked_by["affirmative"]
+
+    # everyone trusts everyone alike, and a rule that then keeps all three in the team: only two speak, a pair of
+    # the team drawn among the equally aligned ones (seeded)
+    def alike(request: dict) -> str:  # type: ignore[type-arg]
+        reply = responder(request)
+        evaluating = "evaluating your own beliefs" in request["messages"][0]["content"]
+        return reply.replace("-0.5", "0.9") if evaluating else reply
+
+    chat = make_model(json_mode="json_object")
+    server.responder = alike
+    cfg3 = DebateConfig(setting="tom_matching", mechanism="iclr", selection="fewest-outside")
+    three = asyncio.run(run_debate(chat, chat, cfg3, seed=0))
+    first = three.rounds[0].picked_by["affirmative"]
+    assert "{Aff1, Aff2, Aff3}" in first and "best-aligned pair speaks" in first
+    assert len(three.rounds[0].speakers["affirmative"]) == 2
+    with pytest.raises(ValueError, match="mechanism"):
+        DebateConfig(setting="tom_matching", mechanism="both")  # type: ignore[arg-type]
+
+
 def test_bad_settings_are_named() -> None:
     with pytest.raises(ValueError, match="setting"):
         DebateConfig(setting="tom-matching")  # type: ignore[arg-type]
@@ -88,11 +114,19 @@ def test_table4_rows_follow_the_contract_with_the_iclr_values(make_model, server
     runs = asyncio.run(cd.run_debates(model="fake", chat=chat, debates=1))
     t = cd.table4(runs)
     validate_results(t)
-    win = t[t["metric"] == "win_rate_pct"].set_index(["setting", "side"])
-    assert win.loc[("no_tom", "affirmative"), "value"] == 60.0 and win.loc[("no_tom", "negative"), "value"] == 0.0
-    assert win.loc[("tom_w_matching", "affirmative"), "paper_value"] == 67.27
+    win = t[t["metric"] == "win_rate_pct"].set_index(["draft", "setting", "side"])
+    assert win.loc[("iclr", "no_tom", "affirmative"), "value"] == 60.0
+    assert win.loc[("iclr", "no_tom", "negative"), "value"] == 0.0
+    # ToM with matching: one row per draft, each from debates under that draft's own mechanism
+    assert win.loc[("iclr", "tom_w_matching", "affirmative"), "paper_value"] == 67.27
+    assert win.loc[("neurips", "tom_w_matching", "affirmative"), "paper_value"] == 68.89
+    assert "ICLR mechanism" in win.loc[("iclr", "tom_w_matching", "negative"), "note"]
+    assert set(t["judge"]) == {"fake"}  # the judge is part of every row
     coop = t[t["metric"] == "cooperation_rate_round1_pct"]
-    assert set(coop["value"]) == {100.0} and len(coop) == 2
+    assert set(coop["value"]) == {100.0} and len(coop) == 4
+    grid = cd.compare_drafts(t)
+    assert ("tom_w_matching", "ICLR mechanism") in grid.index and ("tom_w_matching", "NeurIPS mechanism") in grid.index
+    assert cd.plot_table4(t) is not None
 
 
 def test_notebook_parameters_and_the_estimate(make_model, server, isolated) -> None:  # type: ignore[no-untyped-def]
@@ -112,4 +146,5 @@ def test_notebook_parameters_and_the_estimate(make_model, server, isolated) -> N
     asyncio.run(cd.run_debates(model="fake", chat=make_model(json_mode="json_object"), debates=1))
     assert cd.estimate("local", "local", 1)["local"].calls == len(server.requests)
     both = cd.estimate("gpt-4o-mini", "gpt-4-0613", 11)
-    assert both["gpt-4-0613"].calls == 11 * 5 * 5 and both["gpt-4o-mini"].usd is not None
+    # seven settings: no ToM, ToM for each side, ToM with matching for each side under each draft's mechanism
+    assert both["gpt-4-0613"].calls == 11 * 5 * 7 and both["gpt-4o-mini"].usd is not None

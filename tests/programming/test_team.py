@@ -207,3 +207,24 @@ def test_ftm_free_of_the_selection_effect_and_against_epsilon(make_model, server
     assert (curve["ftm"] >= 0).all() and set(curve["epsilon"]) == set(cp.EPSILONS)
     assert cp.plot_ftm_epsilon(curve, "humaneval") is not None
     assert cp.plot_fig2(t2, "humaneval", metric="ftm_all") is not None
+
+
+@pytest.mark.parametrize("pm_history", ["full", "last"])
+def test_the_pm_sees_the_history_and_the_engineers_beliefs_its_draft_names(make_model, server, pm_history: str) -> None:  # type: ignore[no-untyped-def]
+    ep = play(make_model, server, TeamConfig(pm_tom=2, eng_tom=1, pm_history=pm_history))  # type: ignore[arg-type]
+    pm = [
+        r["messages"][-1]["content"]
+        for r in server.requests
+        if "project manager of a team" in r["messages"][0]["content"]
+    ]
+    assert len(pm) == 5 and "first round" in pm[0]
+    fifth = pm[4]
+    # ICLR Alg. 1 line 4 conditions on a^{1:R-1}; NeurIPS eq. 1 on the last actions a_{-i}
+    assert ("(round 1)" in fifth) == (pm_history == "full") and "Last round (round 4)" in fifth
+    # both drafts condition on the others' beliefs b^{k-1}_{-i}: the engineers' "Belief:" lines reach the PM
+    assert "Engineer1's stated belief: they compare pairs" in fifth
+    assert ep.config.label == ("pm2-eng1-no_matching" if pm_history == "full" else "pm2-eng1-no_matching-last")
+    with pytest.raises(ValueError, match="pm_history"):
+        TeamConfig(pm_history="all")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="pm_history must be one of full, last"):
+        cp.check_parameters("local", llm_mode="replay", humaneval_tasks=1, mbpp_tasks=1, seeds=1, pm_history="al")

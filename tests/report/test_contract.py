@@ -162,3 +162,12 @@ def test_plot_compare_draws_one_point_per_cell_and_saves_a_png(isolated: Path) -
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(ValueError, match="bare name"):
         save_figure(ax.figure, "figs/x.png")
+
+
+def test_report_lists_the_readings_we_chose_with_what_they_change(isolated: Path) -> None:
+    md = build_report().read_text()
+    section = md.split("(`coalition`)", 1)[1]
+    assert "Readings we chose where the paper is silent" in section
+    for parameter in ("selection", "zero_credit", "epsilon", "everyone_in"):
+        assert f"| {parameter} |" in section, parameter
+    assert "fewest-outside" in section and "0.90" in section

@@ -12,19 +12,24 @@ all verdicts, and draws are reported on their own.
 
 With matching, every debater of the tested side prepares an argument each round (with its ToM levels); the ToM-1 and
 ToM-2 debaters score their belief about each teammate against what the teammate prepared (Appendix A), and
-Algorithm 1 with the NeurIPS draft's pairs picks the two who speak, keeping the pair until a re-match signal.
+Algorithm 1 picks the two who speak, keeping them until a re-match signal. ``mechanism`` is the draft's: NeurIPS
+pairs (re-matched the next round), or ICLR coalitions of at least ⌈3/2⌉ = 2 with the adaptation round (the team
+stays one more round after a signal). An ICLR team of all three still lets only two speak: its best-aligned pair
+(the lowest mean misalignment among the pair's members with beliefs; ties drawn, seeded), a rule of ours.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
 
-from tomlib.coalition import Algorithm1, make_instance
+from tomlib.coalition import Algorithm1, AlignmentInstance, make_instance
 from tomlib.debate._prompts import (
     SIDES,
     TOPIC,
@@ -39,6 +44,7 @@ from tomlib.trace import RunLog
 
 EXPERIMENT = "coalition.debate"
 Setting = Literal["no_tom", "tom", "tom_matching"]
+Mechanism = Literal["neurips", "iclr"]
 SETTINGS: tuple[Setting, ...] = ("no_tom", "tom", "tom_matching")
 TESTED_ORDERS = (0, 1, 2)
 
@@ -52,13 +58,16 @@ class DebateConfig:
     temperature: float = 0.7
     judge_temperature: float = 0.0
     max_tokens: int = 700
-    selection: str | None = None  # which stable pair is played (tomlib.coalition.SELECTIONS); None: NeurIPS's default
+    selection: str | None = None  # which stable outcome is played (tomlib.coalition.SELECTIONS); None: the draft's
+    mechanism: Mechanism = "neurips"  # the matching of the draft whose column this is (only with tom_matching)
 
     def __post_init__(self) -> None:
         if self.setting not in SETTINGS:
             raise ValueError(f"setting must be one of {', '.join(SETTINGS)}; got {self.setting!r}")
         if self.tested_side not in SIDES:
             raise ValueError(f"tested_side must be affirmative or negative; got {self.tested_side!r}")
+        if self.mechanism not in ("neurips", "iclr"):
+            raise ValueError(f"mechanism must be neurips or iclr; got {self.mechanism!r}")
         if not isinstance(self.rounds, int) or self.rounds < 1:
             raise ValueError(f"rounds must be a positive integer; got {self.rounds!r}")
 
@@ -68,8 +77,10 @@ class DebateConfig:
         other than the draft's default for the stable pair is appended: ``tom_matching:affirmative:best-aligned``."""
         if self.setting == "no_tom":
             return "no_tom"
-        rule = f":{self.selection}" if self.setting == "tom_matching" and self.selection else ""
-        return f"{self.setting}:{self.tested_side}{rule}"
+        matching = self.setting == "tom_matching"
+        draft = ":iclr" if matching and self.mechanism == "iclr" else ""
+        rule = f":{self.selection}" if matching and self.selection else ""
+        return f"{self.setting}:{self.tested_side}{draft}{rule}"
 
     def orders(self, side: str) -> tuple[int, ...]:
         """ToM orders of a side's three debaters."""
@@ -166,7 +177,7 @@ async def run_debate(
             min_size=2,
         )
         algo = Algorithm1(
-            base, mechanism="neurips", selection=cfg.selection, log=log, condition=cfg.label, episode=seed
+            base, mechanism=cfg.mechanism, selection=cfg.selection, log=log, condition=cfg.label, episode=seed
         )
     if log is not None:
         log.event(
@@ -198,10 +209,14 @@ async def run_debate(
                             if m != n:
                                 matrix[i, j] = got[m]
                 rec = algo.step(matrix)
-                speakers = [names[i] for i in rec.team]
-                picked = f"matched pair {rec.structure}" + (" (re-formed)" if rec.matched else " (kept)")
-                if len(speakers) != 2:  # no stable pair: fall back to a draw, and say so
-                    speakers, picked = sorted(rng.sample(names, 2)), f"random (no stable pair: {rec.structure})"
+                what = "pair" if cfg.mechanism == "neurips" else "coalition"
+                team = _two_of(algo.base.with_scores(matrix), rec.team, rng) if len(rec.team) > 2 else rec.team
+                speakers = [names[i] for i in team]
+                picked = f"matched {what} {rec.structure}" + (" (re-formed)" if rec.matched else " (kept)")
+                if len(rec.team) > 2:
+                    picked += f"; its best-aligned pair speaks: {', '.join(speakers)}"
+                if len(speakers) != 2:  # nothing stable: fall back to a draw, and say so
+                    speakers, picked = sorted(rng.sample(names, 2)), f"random (no stable {what}: {rec.structure})"
                 levels_of = dict(zip(names, prepared, strict=True))
             else:
                 speakers, picked = sorted(rng.sample(names, 2)), "random"
@@ -265,6 +280,20 @@ async def run_debate(
             )
         debate.rounds.append(rnd)
     return debate
+
+
+def _two_of(inst: AlignmentInstance, team: tuple[int, ...], rng: random.Random) -> tuple[int, ...]:
+    """The pair of ``team`` with the strongest alignment: the lowest mean misalignment φ among its members with
+    beliefs (a pair with none comes last); ties drawn with ``rng``."""
+
+    def key(pair: tuple[int, int]) -> tuple[int, Fraction]:
+        a, b = pair
+        vals = [inst.exact_phi(i, j) for i, j in ((a, b), (b, a)) if inst.has_beliefs[i]]
+        return (0, sum(vals, Fraction(0)) / len(vals)) if vals else (1, Fraction(0))
+
+    pairs = list(itertools.combinations(team, 2))
+    best = min(key(p) for p in pairs)
+    return rng.choice([p for p in pairs if key(p) == best])
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ draws among several outcomes contributes each outcome's probability, not one dra
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -72,16 +72,16 @@ def recorded_instances(
     results: str | None = None,
     no_beliefs: Sequence[str] = (),
     step: int | None = 1,
-    condition: str = "",
+    condition: Callable[[str], bool] = lambda _c: True,
     min_size: int | None = None,
     epsilon: float = 0.25,
 ) -> list[AlignmentInstance]:
     """The score matrices a run recorded (its ``alignment`` events), one instance per (condition, episode, round) of
-    the conditions starting with ``condition``, at round ``step`` (None: every round)."""
+    the conditions ``condition`` accepts, at round ``step`` (None: every round)."""
     events = load_runs(results, run_ids=list(run_ids), kinds=["alignment"])
     if events.empty:
         return []
-    events = events[events["condition"].astype(str).str.startswith(condition)]
+    events = events[[condition(str(c)) for c in events["condition"]]]
     if step is not None:
         events = events[events["step"] == step]
     out = []

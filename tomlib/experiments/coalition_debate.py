@@ -10,7 +10,7 @@ the NeurIPS draft's values (affirmative only, another model) are shown beside th
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -60,14 +60,23 @@ def estimate(model: str, judge: str, n_debates: int, rounds: int = 5) -> dict[st
     return {model: price(model, debater_calls, TOKENS_PER_CALL), judge: price(judge, judge_calls, TOKENS_PER_CALL)}
 
 
+MECHANISMS = ("iclr", "neurips")
+"""ToM with matching runs once per draft's mechanism: ICLR coalitions with adaptation, NeurIPS pairs."""
+
+
 def configs(sides: tuple[str, ...] = SIDES, selection: str | None = None) -> list[DebateConfig]:
-    """No-ToM once, and ToM with and without matching for each tested side (ICLR tests both); ``selection`` is the
-    rule that picks among stable pairs (None: the NeurIPS draft's default)."""
-    return [DebateConfig(setting="no_tom")] + [
-        DebateConfig(setting=s, tested_side=side, selection=selection if s == "tom_matching" else None)
-        for s in ("tom", "tom_matching")
-        for side in sides
-    ]
+    """No-ToM once, ToM without matching for each tested side (ICLR tests both), and ToM with matching for each side
+    under each draft's mechanism; ``selection`` is the rule that picks among stable outcomes (None: each draft's
+    default)."""
+    return (
+        [DebateConfig(setting="no_tom")]
+        + [DebateConfig(setting="tom", tested_side=side) for side in sides]
+        + [
+            DebateConfig(setting="tom_matching", tested_side=side, selection=selection, mechanism=m)  # type: ignore[arg-type]
+            for m in MECHANISMS
+            for side in sides
+        ]
+    )
 
 
 @dataclass
@@ -76,7 +85,7 @@ class DebateRuns:
     judge: str
     debates: list[Debate]
     run_id: str
-    selection: str = DEFAULT_SELECTION["neurips"]
+    selection: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_SELECTION))
 
 
 async def run_debates(
@@ -92,7 +101,7 @@ async def run_debates(
 ) -> DebateRuns:
     """``debates`` seeded debates per configuration (the paper: 11); ``selection``: the rule that picks among stable
     pairs (:data:`tomlib.coalition.SELECTIONS`; None: the NeurIPS draft's default)."""
-    rule = check_selection(selection, "neurips")
+    rules = {m: check_selection(selection, m) for m in MECHANISMS}
     chat = chat or ChatModel.from_name(model, mode=llm_mode)  # type: ignore[arg-type]
     judge_chat = judge_chat or (chat if not judge or judge == model else ChatModel.from_name(judge, mode=llm_mode))  # type: ignore[arg-type]
     log = RunLog(
@@ -103,7 +112,7 @@ async def run_debates(
             "judge": judge or model,
             "source": f"llm:{model}",
             "debates": debates,
-            "selection": rule,
+            "selection": rules,
         },
     )
     log.observe(chat)
@@ -119,25 +128,33 @@ async def run_debates(
         )
     finally:
         log.close()
-    return DebateRuns(model, judge or model, list(got), log.run_id, rule)
+    return DebateRuns(model, judge or model, list(got), log.run_id, rules)
 
 
 def table4(runs: DebateRuns) -> pd.DataFrame:
-    """Win and draw rates per setting and side, and the ToM-1/ToM-2 cooperation rate (rounds 1 and 5)."""
+    """Win and draw rates per setting and side, and the ToM-1/ToM-2 cooperation rate (rounds 1 and 5). ToM with
+    matching has a row per draft, each from debates under that draft's mechanism; the other settings are the same in
+    both drafts and carry ``draft = iclr`` (whose protocol, both sides tested, ours follows)."""
     rows = []
-    for setting, paper_setting in PAPER_SETTING.items():
+    groups = [("no_tom", "iclr"), ("tom", "iclr"), *(("tom_matching", m) for m in MECHANISMS)]
+    for setting, draft in groups:
         for side in SIDES:
             group = [
                 d
                 for d in runs.debates
-                if d.config.setting == setting and (setting == "no_tom" or d.config.tested_side == side)
+                if d.config.setting == setting
+                and (setting == "no_tom" or d.config.tested_side == side)
+                and (setting != "tom_matching" or d.config.mechanism == draft)
             ]
             if not group:
                 continue
             w = win_rates(group)
             note = f"{len(group)} debate(s), {w.verdicts} round verdicts; judge {runs.judge}"
+            if setting == "tom_matching":
+                rule = runs.selection.get(draft, "")
+                note += f"; {draft.upper()} mechanism, stable outcome chosen by rule {rule}"
             # the judge decides every verdict, so it is part of the row (the paper's: gpt-4-0613)
-            base = {"draft": "iclr", "setting": paper_setting, "side": side, "judge": runs.judge}
+            base = {"draft": draft, "setting": PAPER_SETTING[setting], "side": side, "judge": runs.judge}
             rows.append({**base, "metric": "win_rate_pct", "value": round(100 * getattr(w, side), 2), "note": note})
             rows.append({**base, "metric": "draw_rate_pct", "value": round(100 * w.draw, 2), "note": note})
             if setting == "tom_matching":
@@ -148,8 +165,8 @@ def table4(runs: DebateRuns) -> pd.DataFrame:
                             "metric": f"cooperation_rate_round{r}_pct",
                             "value": round(100 * cooperation_rate(group, r), 2),
                             "note": f"{len(group)} debate(s): share whose round-{r} speakers are the ToM-1 and "
-                            f"ToM-2 debaters, stable pair chosen by rule {runs.selection}; the paper's text (§6.4, "
-                            f"ICLR): {PAPER_COOPERATION[r]}%",
+                            f"ToM-2 debaters ({draft.upper()} mechanism, rule {runs.selection.get(draft, '')}); the "
+                            f"paper's text (§6.4, both drafts): {PAPER_COOPERATION[r]}%",
                         }
                     )
     df = pd.DataFrame(rows)
@@ -160,24 +177,43 @@ def table4(runs: DebateRuns) -> pd.DataFrame:
 
 
 def compare_drafts(table: pd.DataFrame) -> pd.DataFrame:
-    """Win rates (%) by setting: ours per side with draws, the ICLR draft's per side, the NeurIPS draft's (affirmative
-    only; another model and judge)."""
+    """Win rates (%) by setting: ours per side with draws (ToM with matching once per draft's mechanism), the ICLR
+    draft's per side and the NeurIPS draft's (affirmative only; another model and judge) on the rows they apply to."""
     from tomlib.report import paper_table
 
-    grid = pd.DataFrame(index=[s for s in PAPER_SETTING.values() if s in set(table["setting"])])
     judges = ", ".join(sorted(set(table["judge"]))) if "judge" in table.columns else "?"
-    for metric, word in (("win_rate_pct", "win"), ("draw_rate_pct", "draw")):
-        for side in SIDES:
-            part = table[(table["metric"] == metric) & (table["side"] == side)].set_index("setting")["value"]
-            if len(part):
-                grid[f"ours {word} {side[:3]}. (judge {judges})"] = part
+    drafts = {"iclr": "ICLR", "neurips": "NeurIPS"}
+    index = []
+    for s in PAPER_SETTING.values():
+        part = table[table["setting"] == s]
+        if part.empty:
+            continue
+        if s == PAPER_SETTING["tom_matching"]:
+            index += [(s, f"{drafts[d]} mechanism") for d in MECHANISMS if (part["draft"] == d).any()]
+        else:
+            index.append((s, "both drafts"))
+    grid = pd.DataFrame(index=pd.MultiIndex.from_tuples(index, names=["setting", "matching"]))
     paper = paper_table(PAPER_ID, "table4")
     paper = paper[paper["metric"] == "win_rate_pct"]
+    for metric, word in (("win_rate_pct", "win"), ("draw_rate_pct", "draw")):
+        for side in SIDES:
+            t = table[(table["metric"] == metric) & (table["side"] == side)]
+            col = {}
+            for setting, how in index:
+                d = next((k for k, v in drafts.items() if how.startswith(v)), "iclr")
+                v = t[(t["setting"] == setting) & (t["draft"] == d)]["value"]
+                if len(v):
+                    col[(setting, how)] = float(v.iloc[0])
+            if col:
+                grid[f"ours {word} {side[:3]}. (judge {judges})"] = pd.Series(col)
     for draft, label in (("iclr", "ICLR, judge gpt-4-0613"), ("neurips", "NeurIPS, judge ChatGPT 4")):
         for side in SIDES:
             part = paper[(paper["draft"] == draft) & (paper["side"] == side)].set_index("setting")["value"]
             if len(part):
-                grid[f"{label} {side[:3]}."] = part
+                grid[f"{label} {side[:3]}."] = [
+                    part.get(setting) if how in ("both drafts", f"{drafts[draft]} mechanism") else None
+                    for setting, how in grid.index
+                ]
     return grid
 
 
@@ -190,15 +226,20 @@ def plot_table4(table: pd.DataFrame) -> Any:
     for ax, side in zip(axes, SIDES, strict=True):
         x = np.arange(len(grid))
         short = side[:3]
-        ours = grid.get(f"ours win {short}.", pd.Series(np.nan, index=grid.index))
-        draws = grid.get(f"ours draw {short}.", pd.Series(0.0, index=grid.index)).fillna(0)
+
+        def column(prefix: str, empty: float) -> pd.Series:
+            hit = [c for c in grid.columns if c.startswith(prefix)]
+            return grid[hit[0]].astype(float) if hit else pd.Series(empty, index=grid.index)
+
+        ours = column(f"ours win {short}.", np.nan)
+        draws = column(f"ours draw {short}.", 0.0).fillna(0)
         ax.bar(x - 0.25, ours, 0.25, color="#4c72b0", label="ours: win")
         ax.bar(x - 0.25, draws, 0.25, bottom=ours, color="#4c72b0", alpha=0.35, label="ours: draw")
         for dx, label, color in ((0.0, "ICLR", "#dd8452"), (0.25, "NeurIPS", "#55a868")):
-            col = f"{label} {short}."
-            if col in grid:
-                ax.bar(x + dx, grid[col], 0.25, color=color, label=f"{label} (paper)")
-        ax.set_xticks(x, grid.index, fontsize=8)
+            paper = column(f"{label},", np.nan)
+            if paper.notna().any():
+                ax.bar(x + dx, paper, 0.25, color=color, label=f"{label} (paper)")
+        ax.set_xticks(x, [f"{s}\n{how}" for s, how in grid.index], fontsize=7)
         ax.set_title(f"tested side: {side}", fontsize=9)
     axes[0].set_ylabel("share of round verdicts (%)")
     handles = {lab: h for ax in axes for h, lab in zip(*ax.get_legend_handles_labels(), strict=True)}
@@ -209,13 +250,17 @@ def plot_table4(table: pd.DataFrame) -> Any:
 
 def pair_by_rule(runs: DebateRuns, *, results: str | None = None, draws: int = 1000) -> pd.DataFrame:
     """Round 1 with matching: the share (%) of debates in which each rule lets each pair speak, on the scores this
-    run recorded (no new calls) and on uniform random scores. The ToM-1/ToM-2 row is the paper's round-1
-    cooperation rate (9.1%): how much of it the rule alone decides."""
+    run recorded (no new calls; NeurIPS pairs, per tested side) and on uniform random scores. The ToM-1/ToM-2 row is
+    the paper's round-1 cooperation rate (9.1%): how much of it the rule alone decides."""
     frames = {}
     for side in SIDES:
         names = debater_names(side)
         kw = {"no_beliefs": [names[0]], "min_size": 2}
-        recorded = recorded_instances([runs.run_id], names, results=results, condition=f"tom_matching:{side}", **kw)
+
+        def neurips(c: str, side: str = side) -> bool:
+            return c.startswith(f"tom_matching:{side}") and ":iclr" not in c
+
+        recorded = recorded_instances([runs.run_id], names, results=results, condition=neurips, **kw)
         if recorded:
             frames[f"{side}: recorded round 1"] = selection_shares(recorded, "neurips")
     names = debater_names("affirmative")

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -36,7 +36,7 @@ from tomlib.experiments._checks import check_counts, check_models
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import run_jobs
 from tomlib.llm import ChatModel
-from tomlib.programming import Episode, TeamConfig, check_episodes, run_episode
+from tomlib.programming import PM_HISTORIES, Episode, PMHistory, TeamConfig, check_episodes, run_episode
 from tomlib.report import attach_paper_values
 from tomlib.sandbox import describe_sandbox, require_sandbox, sandbox_mode
 from tomlib.trace import RunLog
@@ -82,9 +82,16 @@ def load_tasks(benchmark: str, n: int, *, mbpp_split: str = "test") -> list[Code
     return list(tasks if n <= 0 else tasks[:n])
 
 
-def check_parameters(models: str, *, llm_mode: str, humaneval_tasks: Any, mbpp_tasks: Any, seeds: Any) -> list[str]:
+def check_parameters(
+    models: str, *, llm_mode: str, humaneval_tasks: Any, mbpp_tasks: Any, seeds: Any, pm_history: str = "full"
+) -> list[str]:
     """Check a notebook's parameters before any work; return the model names. Errors name the parameter and fix."""
     check_counts(humaneval_tasks=humaneval_tasks, mbpp_tasks=mbpp_tasks, seeds=seeds)
+    if pm_history not in PM_HISTORIES:
+        raise ValueError(
+            f"pm_history must be one of {', '.join(PM_HISTORIES)} (full: every earlier round, the ICLR draft's "
+            f"a^(1:R-1); last: the previous round, NeurIPS eq. 1); got {pm_history!r}"
+        )
     return check_models(models, llm_mode)
 
 
@@ -128,10 +135,13 @@ async def run_programming(
     parallel: int = 8,
     chat: ChatModel | None = None,
     on_estimate: Callable[[str], None] | None = print,
+    pm_history: PMHistory = "full",
 ) -> Runs:
-    """Every (task, condition, seed) episode for one model, then every engineer's code through the sandbox."""
+    """Every (task, condition, seed) episode for one model, then every engineer's code through the sandbox.
+    ``pm_history`` replaces every config's (what the PM's belief update sees of the past; TeamConfig.pm_history)."""
     from tqdm.auto import tqdm
 
+    configs = [replace(c, pm_history=pm_history) for c in configs]
     tasks = [
         t
         for b in benchmarks
@@ -405,7 +415,8 @@ def table3(runs: Runs, final_round: int = 5) -> pd.DataFrame:
             }
             if method == "metagpt":
                 note = (
-                    "our MetaGPT-style baseline (PM and engineers ToM-0, no matching); MetaGPT itself is not run; "
+                    "our MetaGPT-style baseline (PM and engineers ToM-0, no matching); MetaGPT itself is not run "
+                    "(metagpt 0.8.2 pins openai 0.27.8 and pandas 1.4.1, which cannot be installed beside tomlib); "
                     + note
                 )
             rows.append(

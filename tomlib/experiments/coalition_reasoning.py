@@ -488,7 +488,8 @@ def team_by_rule(runs: Sequence[ReasoningRuns], *, results: str | None = None, d
     kw = {"no_beliefs": ["ToM0"], "min_size": 2}
     frames = {}
     for r in runs:
-        recorded = recorded_instances([r.run_id], names, results=results, condition="ours_matching:", **kw)
+        ours = lambda c: c.startswith("ours_matching:")  # noqa: E731
+        recorded = recorded_instances([r.run_id], names, results=results, condition=ours, **kw)
         if recorded:
             frames[f"{model_label(r.model)}: recorded round 1"] = selection_shares(recorded, "iclr")
     frames[f"uniform random scores ({draws} draws)"] = selection_shares(

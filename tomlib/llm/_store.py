@@ -21,7 +21,7 @@ import threading
 import time
 import warnings
 import zlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -295,13 +295,17 @@ class ResponseStore:
         experiment: str | None = None,
         model: str | None = None,
         since: float | None = None,
+        keys: Collection[str] | None = None,
     ) -> int:
-        """Write matching responses as gzip JSONL (byte-stable: sorted, no timestamps in the gzip header).
-        Lines are redacted again, so a store filled before redaction existed still exports clean."""
+        """Write matching responses as gzip JSONL (byte-stable: sorted, no timestamps in the gzip header); ``keys``
+        keeps only those responses (e.g. the ones a run used). Lines are redacted again, so a store filled before
+        redaction existed still exports clean."""
         buf = io.BytesIO()
         n = 0
         with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz:
             for rec in self.iter_records(experiment=experiment, model=model, since=since):
+                if keys is not None and rec["key"] not in keys:
+                    continue
                 line = self.redact.text(canonical_json({"request": rec["request"], "response": rec["response"]}))
                 gz.write(line.encode() + b"\n")
                 n += 1

@@ -8,14 +8,25 @@
 from tomlib.programming._check import CHECK_LIMITS, check_episodes
 from tomlib.programming._parse import EngineerReply, parse_engineer
 from tomlib.programming._prompts import alignment_schema, pm_schema, task_statement, teammate_evaluation_messages
-from tomlib.programming._team import EXPERIMENT, EngineerTurn, Episode, RoundResult, TeamConfig, run_episode
+from tomlib.programming._team import (
+    EXPERIMENT,
+    PM_HISTORIES,
+    EngineerTurn,
+    Episode,
+    PMHistory,
+    RoundResult,
+    TeamConfig,
+    run_episode,
+)
 
 __all__ = [
     "CHECK_LIMITS",
     "EXPERIMENT",
+    "PM_HISTORIES",
     "EngineerReply",
     "EngineerTurn",
     "Episode",
+    "PMHistory",
     "RoundResult",
     "TeamConfig",
     "alignment_schema",

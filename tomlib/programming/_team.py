@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -46,6 +46,11 @@ from tomlib.trace import RunLog
 EXPERIMENT = "coalition.programming"
 """Sample-key experiment shared by notebooks 08-11, so a condition they share is recorded and paid for once."""
 MAX_TOM = 2
+PMHistory = Literal["full", "last"]
+PM_HISTORIES: tuple[str, ...] = ("full", "last")
+EARLIER_CHARS = 200
+"""Earlier rounds of the full history are shown clipped to this many characters per line, so five rounds of four
+engineers fit a 2k-token context beside the task."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,12 @@ class TeamConfig:
     eng_max_tokens: int = 512
     eval_max_tokens: int = 700
     selection: str | None = None  # which stable outcome is played (tomlib.coalition.SELECTIONS); None: ICLR's default
+    pm_history: PMHistory = "full"
+    """What the PM's belief update sees of the past: ``full``, every earlier round (ICLR Algorithm 1 line 4, a^{1:R-1});
+    ``last``, the previous round only (NeurIPS eq. 1's a_{-i})."""
+    pm_sees_beliefs: bool = True
+    """Whether the engineers' stated beliefs (their "Belief:" lines) reach the PM: both drafts condition the PM's
+    k-level belief on the others' (k-1)-level beliefs b^{k-1}_{-i}."""
 
     def __post_init__(self) -> None:
         for name in ("pm_tom", "eng_tom"):
@@ -74,6 +85,8 @@ class TeamConfig:
             raise ValueError(f"engineers must be between 2 and 8; got {self.engineers!r}")
         if not isinstance(self.rounds, int) or self.rounds < 1:
             raise ValueError(f"rounds must be a positive integer; got {self.rounds!r}")
+        if self.pm_history not in PM_HISTORIES:
+            raise ValueError(f"pm_history must be one of {', '.join(PM_HISTORIES)}; got {self.pm_history!r}")
 
     @property
     def setting(self) -> str:
@@ -84,7 +97,9 @@ class TeamConfig:
         """``pm1-eng0-matching``: the condition name in run logs and sample keys (a rule other than the draft's
         default for the stable outcome is appended: ``pm1-eng0-matching-uniform``)."""
         rule = f"-{self.selection}" if self.matching and self.selection else ""
-        return f"pm{self.pm_tom}-eng{self.eng_tom}-{self.setting}{rule}"
+        seen = "" if self.pm_history == "full" else f"-{self.pm_history}"
+        seen += "" if self.pm_sees_beliefs else "-nobeliefs"
+        return f"pm{self.pm_tom}-eng{self.eng_tom}-{self.setting}{rule}{seen}"
 
     def names(self) -> list[str]:
         return [f"Engineer{i}" for i in range(1, self.engineers + 1)]
@@ -163,16 +178,34 @@ def _key(task: CodeTask, cfg: TeamConfig, seed: int, r: int, agent: str, purpose
     )
 
 
-def _history(prev: RoundResult | None, matching: bool) -> str:
-    if prev is None:
+def _clip(text: str, n: int = EARLIER_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _history(past: Sequence[RoundResult], cfg: TeamConfig) -> str:
+    """What the PM's belief update conditions on (ICLR Alg. 1 line 4: a^{1:R-1} and the others' b^{k-1}; NeurIPS
+    eq. 1: a_{-i} and b^{k-1}_{-i}): the last round in full, earlier rounds clipped (``pm_history="full"``), and each
+    engineer's stated belief when ``pm_sees_beliefs``. With matching only the PM's team is cited."""
+    if not past:
         return ""
-    lines = [f"Last round (round {prev.round}) you instructed: {prev.instruction}", f"Your belief was: {prev.belief}"]
-    if matching:
-        lines.append(f"You work with the coalition {prev.structure}; your team is {', '.join(prev.team)}.")
-    lines.append("What your team did, with your alignment score of each:")
-    for name in prev.team:
-        t = prev.turn(name)
-        lines.append(f"- {name}: {t.action} (score {prev.scores[name]:+.2f}: {prev.explanations.get(name, '')})")
+    shown = past if cfg.pm_history == "full" else past[-1:]
+    lines = []
+    for rr in shown:
+        last = rr is past[-1]
+        clip = (lambda t: " ".join(t.split())) if last else _clip
+        head = "Last round" if last else "Earlier"
+        lines.append(f"{head} (round {rr.round}) you instructed: {clip(rr.instruction)}")
+        lines.append(f"Your belief was: {clip(rr.belief)}")
+        if cfg.matching:
+            lines.append(f"You worked with the coalition {rr.structure}; your team was {', '.join(rr.team)}.")
+        lines.append("What your team did, with your alignment score of each:")
+        for name in rr.team:
+            t = rr.turn(name)
+            why = rr.explanations.get(name, "")
+            lines.append(f"- {name}: {clip(t.action)} (score {rr.scores[name]:+.2f}: {clip(why)})")
+            if cfg.pm_sees_beliefs and t.belief.strip():
+                lines.append(f"  {name}'s stated belief: {clip(t.belief)}")
     lines.append("Update your beliefs about the engineers for this round.")
     return "\n".join(lines)
 
@@ -283,7 +316,7 @@ async def run_episode(
                 episode=seed,
                 step=r,
             )
-        levels, instruction, belief, problem = await _instruct(chat, task, cfg, seed, r, _history(prev, cfg.matching))
+        levels, instruction, belief, problem = await _instruct(chat, task, cfg, seed, r, _history(ep.rounds, cfg))
         if log is not None:
             log.event(
                 "belief",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tomlib.paths import portable, results_dir
+from tomlib.paths import data_dir, portable, results_dir
 from tomlib.redact import redact_text
 from tomlib.report._tables import PAPER_IDS, compare, paper_table_index, read_results, side_by_side
 
@@ -131,6 +131,12 @@ def _gather(root: Path, written_by: dict[str, str]) -> list[_Paper]:
     return [p for p in papers.values() if p.tables or p.pending or p.figures]
 
 
+def readings_of(paper_id: str) -> pd.DataFrame:
+    """``data/readings/<paper_id>.csv``: the rules we chose where the paper is silent, and what each changes."""
+    path = data_dir() / "readings" / f"{paper_id}.csv"
+    return pd.read_csv(path, dtype=str, keep_default_na=False) if path.exists() else pd.DataFrame()
+
+
 def build_report(results: str | os.PathLike[str] | None = None) -> Path:
     """Write REPORT.md and REPORT.html under ``results`` and return the markdown path."""
     root = results_dir(results)
@@ -213,6 +219,14 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
         for fig in paper.figures:
             md += [f"![{fig}](figures/{fig})", ""]
             hs.append(f"<p><img src='figures/{fig}' alt='{fig}' style='max-width:100%'></p>")
+        readings = readings_of(paper.paper_id)
+        if not readings.empty:
+            why = (
+                "Readings we chose where the paper is silent, each a named parameter (or fixed, said so) with what it "
+                "changes:"
+            )
+            md += [why, "", _md_table(readings), ""]
+            hs += [f"<p>{why}</p>", _html_table(readings)]
         if paper.pending:
             why = "Transcribed from the paper, with no notebook of the series reproducing it yet:"
             md += [why, "", *[f"- {p}" for p in paper.pending], ""]
