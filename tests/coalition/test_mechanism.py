@@ -26,6 +26,7 @@ from tomlib.coalition import (
     misalignment,
     objective,
     pair_objective,
+    partners,
     run_algorithm1,
     selected_team,
     solve_coalitions,
@@ -150,6 +151,37 @@ def test_the_matching_package_agrees_where_it_applies(inst) -> None:  # type: ig
         # ties (weak stability is more permissive), so only check our solver gives a valid answer
         sol = solve_pairs(inst)
         assert not sol.stable_exists or find_blocking_pair(inst, sol.pairs) is None
+
+
+@settings(max_examples=120, deadline=None)
+@given(instances(max_n=6), st.integers(2, 3), st.booleans())
+def test_one_to_many_clingo_agrees_with_brute_force(inst, quota: int, acceptable: bool) -> None:  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    inst = replace(inst, quota=min(quota, inst.n - 1))
+    stable = brute_force_stable_pairs(inst, unaligned_acceptable=acceptable)
+    assert all(max((len(partners(p, i)) for i in range(inst.n)), default=0) <= inst.quota for p in stable)
+    sol = solve_pairs(inst, unaligned_acceptable=acceptable)
+    assert sol.stable_exists == bool(stable)
+    if stable:
+        assert find_blocking_pair(inst, sol.pairs, unaligned_acceptable=acceptable) is None
+        assert sol.objective == min(pair_objective(inst, p) for p in stable)
+
+
+def test_one_to_many_lets_an_agent_keep_several_partners() -> None:
+    # three agents who all trust each other: as pairs one is always left out; with two places each, the triangle
+    trio = [[None, 0.9, 0.9], [0.9, None, 0.9], [0.9, 0.9, None]]
+    pairs = make_instance(trio, names=["A", "B", "C"], min_size=2)
+    assert {len(p) for p in brute_force_stable_pairs(pairs)} == {1}
+    many = make_instance(trio, names=["A", "B", "C"], min_size=2, quota=2)
+    assert brute_force_stable_pairs(many) == [frozenset({(0, 1), (0, 2), (1, 2)})]
+    assert solve_pairs(many).pairs == frozenset({(0, 1), (0, 2), (1, 2)})
+    # a full agent still trades an unaligned partner for an aligned one: A (one place) holds C, whom it distrusts;
+    # A and the unmatched B block
+    mixed = make_instance([[None, 0.9, -0.9], [0.9, None, 0.9], [0.9, 0.9, None]], names=["A", "B", "C"], quota=1)
+    assert find_blocking_pair(mixed, frozenset({(0, 2)})) == (0, 1)
+    with pytest.raises(CoalitionInputError, match="quota"):
+        make_instance(trio, names=["A", "B", "C"], quota=3)
 
 
 # -- Algorithm 1 ------------------------------------------------------------------------------------------------

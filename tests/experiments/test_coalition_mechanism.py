@@ -51,3 +51,26 @@ def test_check_hints_holds_each_parameter_to_its_type_hint() -> None:
     for bad in ({"trials": "five"}, {"trials": True}, {"lam": "1.0"}, {"name": 3}):
         with pytest.raises(TypeError, match=f"parameter {next(iter(bad))} must be"):
             check_hints({**ns, **bad})
+
+
+def test_one_to_many_matchings_fill_up_where_pairs_leave_agents_out() -> None:
+    t = cm.one_to_many_comparison(trials=20, seed=1, sizes=(3, 5), quotas=(1, 2))
+    assert list(t.index) == [(3, 1), (3, 2), (5, 1), (5, 2)]
+    # three agents: pairs leave one out; with two places each the triangle is stable whatever the scores
+    assert t.loc[(3, 1), "agents matched (mean)"] == 2.0
+    assert t.loc[(3, 2), "a stable matching exists %"] == 100.0 and t.loc[(3, 2), "agents matched (mean)"] == 3.0
+    assert t.loc[(5, 1), "partners per matched agent (mean)"] == 1.0
+    assert 1.0 < t.loc[(5, 2), "partners per matched agent (mean)"] <= 2.0
+
+
+def test_c1_roles_enter_the_team_by_ability_only_with_the_ability_term() -> None:
+    t = cm.c1_case_study(draws=60, seed=2, frontend_weights=(0.0, 1.0)).set_index(["frontend share w", "ability term"])
+    plain, intended = "no ability term (λ = 0)", "λ·α, intended sign"
+    # without the term, who joins does not depend on the task; with it, the backend-heavy task favours Backend and
+    # the frontend-heavy one UI, and the printed sign does the opposite
+    shares = ["UI in team %", "Backend in team %", "Full-Stack in team %"]
+    assert list(t.loc[(0.0, plain), shares]) == list(t.loc[(1.0, plain), shares])
+    assert t.loc[(0.0, intended), "Backend in team %"] > t.loc[(0.0, plain), "Backend in team %"]
+    assert t.loc[(1.0, intended), "UI in team %"] > t.loc[(1.0, plain), "UI in team %"]
+    assert t.loc[(1.0, "λ·α, sign as printed"), "UI in team %"] < t.loc[(1.0, plain), "UI in team %"]
+    assert len(cm.C1_NOT_GIVEN) == 5

@@ -228,3 +228,49 @@ def test_the_pm_sees_the_history_and_the_engineers_beliefs_its_draft_names(make_
         TeamConfig(pm_history="all")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="pm_history must be one of full, last"):
         cp.check_parameters("local", llm_mode="replay", humaneval_tasks=1, mbpp_tasks=1, seeds=1, pm_history="al")
+
+
+def test_abilities_pull_an_able_engineer_into_the_pms_coalition(make_model, server) -> None:  # type: ignore[no-untyped-def]
+    # without abilities the PM's coalition is its two best-aligned engineers (0.9, 0.6); §5.2 with λ = 1 and a high α
+    # for Engineer4 (scored 0.2, φ = 0.4) makes it the PM's partner instead of Engineer2 (φ = 0.2)
+    able = TeamConfig(pm_tom=1, matching=True, rounds=1, abilities=(0.0, 0.0, 0.0, 0.5))
+    assert able.label == "pm1-eng0-matching-alpha0,0,0,0.5"
+    assert play(make_model, server, able).rounds[0].team == ["Engineer1", "Engineer4"]
+    plain = TeamConfig(pm_tom=1, matching=True, rounds=1)
+    assert play(make_model, server, plain).rounds[0].team == ["Engineer1", "Engineer2"]
+    with pytest.raises(ValueError, match="one finite α per engineer"):
+        TeamConfig(abilities=(1.0,))
+
+
+def test_cosine_alignment_scores_without_the_pms_self_evaluation(make_model, server, isolated) -> None:  # type: ignore[no-untyped-def]
+    cfg = TeamConfig(pm_tom=1, alignment="cosine")
+    server.responder = lambda req: responder(req).replace("they will compare pairs", "they compared pairs")
+    ep = asyncio.run(run_episode(make_model(json_mode="json_object"), humaneval()[0], cfg))
+    assert cfg.label == "pm1-eng0-no_matching-cosine"
+    assert len(server.requests) == 5 * 5  # the instruction and four engineers: no evaluation call
+    r1 = ep.rounds[0]
+    # the belief "they compared pairs" against "compared every pair" (one shared word of a bag) and "thought about it"
+    assert 0 < r1.scores["Engineer1"] < 1 and r1.scores["Engineer4"] == 0.0
+    assert cp.estimate("local", [cfg], 1, 1).calls == 25
+    with pytest.raises(ValueError, match="alignment must be one of"):
+        TeamConfig(alignment="cos")
+
+    # the same beliefs and actions, both measures, from a self-evaluated run (no new calls)
+    server.requests.clear()
+    runs = asyncio.run(
+        cp.run_programming(
+            [TeamConfig(pm_tom=1)],
+            model="fake",
+            chat=make_model(json_mode="json_object"),
+            humaneval_tasks=1,
+            benchmarks=["humaneval"],
+            progress=False,
+            on_estimate=None,
+        )
+    )
+    calls = len(server.requests)
+    f = cp.ftm_by_alignment([runs])
+    assert len(server.requests) == calls and list(f["round"]) == [1, 2, 3, 4, 5]
+    assert f.loc[0, "ftm_all (self-evaluation)"] == 50.0  # 0.9 and 0.6 trusted
+    assert f.loc[0, "ftm_all (cosine, tfidf)"] == 0.0  # "they will compare pairs" shares no word with any action
+    assert -1 <= f.loc[0, "score correlation"] <= 1

@@ -1,6 +1,7 @@
 """The coalition paper's mechanism (``coalition-matching-iclr-draft.txt`` and ``...-neurips-draft.txt``): belief-
 action alignment, preferences, exact stable coalitions (ICLR) and pairs (NeurIPS) with clingo, independent
-brute-force checkers, FTM, Algorithm 1's rounds with coalition lifetime, and the Appendix G check.
+brute-force checkers, FTM, Algorithm 1's rounds with coalition lifetime, the Appendix G check, and Appendix A's cosine
+alignment for agents scored without a self-evaluation.
 
 >>> inst = make_instance([[None, 0.7, 0.9, -0.2], ...], names=["PM", "E1", "E2", "E3"])  # doctest: +SKIP
 >>> solve_coalitions(inst).structure.label(inst.names)                                     # doctest: +SKIP
@@ -22,6 +23,7 @@ from tomlib.coalition._core import (
     strictly_prefers,
     value,
 )
+from tomlib.coalition._cosine import EMBEDDINGS, Embedding, cosine_alignment
 from tomlib.coalition._instance import (
     MAX_AGENTS,
     AlignmentInstance,
@@ -38,6 +40,7 @@ from tomlib.coalition._pairs import (
     pair_objective,
     pair_prefers,
     pairs_of,
+    partners,
 )
 from tomlib.coalition._rounds import Algorithm1, Algorithm1Run, RoundRecord, ftm, run_algorithm1
 from tomlib.coalition._select import (
@@ -53,6 +56,7 @@ from tomlib.coalition._select import (
 
 __all__ = [
     "DEFAULT_SELECTION",
+    "EMBEDDINGS",
     "MAX_AGENTS",
     "SELECTIONS",
     "Algorithm1",
@@ -61,6 +65,7 @@ __all__ = [
     "CoalitionInputError",
     "CoalitionStructure",
     "DynamicsRun",
+    "Embedding",
     "Outcome",
     "Pairs",
     "RoundRecord",
@@ -72,6 +77,7 @@ __all__ = [
     "brute_force_stable_pairs",
     "check_selection",
     "choose",
+    "cosine_alignment",
     "enumerate_matchings",
     "enumerate_structures",
     "find_blocking",
@@ -85,6 +91,7 @@ __all__ = [
     "pair_objective",
     "pair_prefers",
     "pairs_of",
+    "partners",
     "potential",
     "run_algorithm1",
     "selected_team",

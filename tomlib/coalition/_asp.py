@@ -8,7 +8,8 @@ The loop ends with a structure no coalition blocks (stable, and optimal among st
 remove unstable structures), or with an unsatisfiable partition program: a proof that no stable structure
 exists. Every comparison of means is cross-multiplied, so the programs use exact integers.
 
-**Pairs (NeurIPS draft).** One program: guess a matching, forbid every blocking pair.
+**Pairs (NeurIPS draft).** One program: guess a matching (each agent at most ``quota`` partners, 1 for pairs),
+forbid every blocking pair.
 """
 
 from __future__ import annotations
@@ -52,9 +53,10 @@ agent(0..N-1) :- n(N).
 { pair(I,J) : agent(J), I < J } :- agent(I).
 matched(I,J) :- pair(I,J).
 matched(J,I) :- pair(I,J).
-:- agent(I), #count{ J : matched(I,J) } > 1.
+:- agent(I), quota(Q), #count{ J : matched(I,J) } > Q.
 has(I) :- matched(I,_).
-better(I,J) :- agent(I), agent(J), I != J, not has(I), pref_none(I,J).
+free(I) :- agent(I), quota(Q), #count{ J : matched(I,J) } < Q.
+better(I,J) :- free(I), pref_none(I,J).
 better(I,J) :- matched(I,M), pref(I,J,M).
 :- better(I,J), better(J,I), I < J, not matched(I,J).
 #minimize { 1@3,I : believer(I), not has(I) }.
@@ -178,11 +180,13 @@ def solve_coalitions(inst: AlignmentInstance, *, optimize: bool = True, max_iter
 
 
 def solve_pairs(inst: AlignmentInstance, *, unaligned_acceptable: bool = True, abilities: bool = True) -> Solution:
-    """A weakly stable matching (fewest unmatched, then lowest total misalignment), or a proof that none exists."""
+    """A weakly stable matching (fewest unmatched, then lowest total misalignment; each agent at most
+    ``inst.quota`` partners), or a proof that none exists."""
     t0 = time.perf_counter()
     kw = {"unaligned_acceptable": unaligned_acceptable, "abilities": abilities}
     w = inst.weights
-    facts = [f"n({inst.n})."] + [f"believer({i})." for i in range(inst.n) if inst.has_beliefs[i]]
+    facts = [f"n({inst.n}).", f"quota({inst.quota})."]
+    facts += [f"believer({i})." for i in range(inst.n) if inst.has_beliefs[i]]
     for i in range(inst.n):
         for j in range(inst.n):
             if i == j:

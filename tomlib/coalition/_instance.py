@@ -68,6 +68,7 @@ class AlignmentInstance:
     ability_sign: AbilitySign = "intent"
     fixed_resolution: int | None = None  # None: exact (see the module docstring); an int: quantize on that grid
     everyone_in: bool = False  # True: every agent in a coalition of ≥ min_size (the ICLR text read literally)
+    quota: int = 1  # NeurIPS matchings: the most partners an agent may have (1: pairs; more: its one-to-many μ)
 
     @property
     def n(self) -> int:
@@ -178,9 +179,11 @@ def make_instance(
     ability_sign: AbilitySign = "intent",
     resolution: int | None = None,
     everyone_in: bool = False,
+    quota: int = 1,
 ) -> AlignmentInstance:
     """Build and check an instance. ``scores`` is a matrix, or ``{believer: {other: score}}`` (agents missing as
-    believers have no beliefs). ``min_size`` defaults to ⌈n/2⌉ (the ICLR draft's setting)."""
+    believers have no beliefs). ``min_size`` defaults to ⌈n/2⌉ (the ICLR draft's setting). ``quota`` is the most
+    partners an agent may have in a NeurIPS matching: 1 gives pairs, more its one-to-many correspondence (§4.2)."""
     if isinstance(scores, Mapping):
         agents = list(names) if names else sorted({*scores, *(o for row in scores.values() for o in row)})
         n = len(agents)
@@ -218,6 +221,10 @@ def make_instance(
         raise CoalitionInputError(
             f"min_size must be between 2 and the number of agents ({n}); got {min_size}. The ICLR draft uses ⌈n/2⌉."
         )
+    if not isinstance(quota, int) or not 1 <= quota <= n - 1:
+        raise CoalitionInputError(
+            f"quota is the most partners an agent may have: a whole number from 1 (pairs) to {n - 1}; got {quota!r}."
+        )
     if not 0 <= epsilon <= 1 or math.isnan(epsilon):
         raise CoalitionInputError(f"epsilon is a misalignment threshold in [0, 1]; got {epsilon}.")
     if isinstance(ability, Mapping):
@@ -240,4 +247,5 @@ def make_instance(
         ability_sign=ability_sign,
         fixed_resolution=resolution,
         everyone_in=everyone_in,
+        quota=quota,
     )

@@ -1,4 +1,4 @@
-"""The NeurIPS draft's pairs (eq. 2-3): stable roommates with dichotomous preferences, checked by brute force.
+"""The NeurIPS draft's matchings (§4.2, eq. 2-3): pairs, or its one-to-many μ, checked by brute force.
 
 Agent i splits the others into *aligned* (φ_ij ≤ ε) and not, and prefers j to m iff j is aligned and m is not
 (eq. 3). With abilities (§5.2 of that draft) i also prefers j to m when their misalignments are equal and
@@ -6,6 +6,12 @@ Agent i splits the others into *aligned* (φ_ij ≤ ε) and not, and prefers j t
 when all pairs exceed ε") or, with ``unaligned_acceptable=False``, no better than an unaligned one. Agents
 without beliefs are indifferent between partners. A matching is stable when no pair (i, j) both strictly prefer
 each other to their partners (eq. 2): weak stability, the standard notion with ties.
+
+§4.2 defines μ as "a one-to-many correspondence that assigns each agent to at least one other agent or leaves them
+unmatched", and eq. 2 compares a partner j with the set μ(i). With ``inst.quota`` = q > 1 an agent may hold up to q
+partners, and i prefers j to μ(i) when it has a free place and would take j over being alone, or when it prefers j to
+one of its partners (preferences over sets responsive to those over individuals, as in the many-to-many matchings the
+draft cites [1]; Irving and Scott's stable fixtures). q = 1 is the pairs. The draft gives no q: it is ours to set.
 """
 
 from __future__ import annotations
@@ -20,10 +26,6 @@ Pairs = frozenset[tuple[int, int]]
 
 def pairs_of(matching: Sequence[Sequence[int]]) -> Pairs:
     return frozenset(tuple(sorted(p)) for p in matching)  # type: ignore[misc]
-
-
-def partner(pairs: Pairs, i: int) -> int | None:
-    return next((b if a == i else a for a, b in pairs if i in (a, b)), None)
 
 
 def aligned(inst: AlignmentInstance, i: int, j: int) -> bool:
@@ -47,31 +49,46 @@ def pair_prefers(
     return False
 
 
+def partners(pairs: Pairs, i: int) -> list[int]:
+    """μ(i): every partner of i."""
+    return [b if a == i else a for a, b in pairs if i in (a, b)]
+
+
+def wants(inst: AlignmentInstance, i: int, j: int, pairs: Pairs, **kw: bool) -> bool:
+    """j ≻_i μ(i) (eq. 2): i has a free place (``inst.quota``) and would take j over being alone, or prefers j to one
+    of its partners."""
+    mine = partners(pairs, i)
+    if len(mine) < inst.quota:
+        return pair_prefers(inst, i, j, None, **kw)
+    return any(pair_prefers(inst, i, j, m, **kw) for m in mine)
+
+
 def find_blocking_pair(inst: AlignmentInstance, pairs: Pairs, **kw: bool) -> tuple[int, int] | None:
     """A pair that blocks ``pairs``, or None when it is (weakly) stable."""
     for i, j in itertools.combinations(range(inst.n), 2):
-        if (i, j) in pairs:
-            continue
-        if pair_prefers(inst, i, j, partner(pairs, i), **kw) and pair_prefers(inst, j, i, partner(pairs, j), **kw):
+        if (i, j) not in pairs and wants(inst, i, j, pairs, **kw) and wants(inst, j, i, pairs, **kw):
             return (i, j)
     return None
 
 
-def enumerate_matchings(n: int) -> Iterator[Pairs]:
-    """Every matching (agents may stay unmatched) on n agents."""
+def enumerate_matchings(n: int, quota: int = 1) -> Iterator[Pairs]:
+    """Every matching on n agents in which nobody has more than ``quota`` partners (agents may stay unmatched)."""
+    edges = list(itertools.combinations(range(n), 2))
 
-    def rec(rest: tuple[int, ...]) -> Iterator[list[tuple[int, int]]]:
-        if not rest:
-            yield []
+    def rec(k: int, degree: list[int], chosen: list[tuple[int, int]]) -> Iterator[frozenset[tuple[int, int]]]:
+        if k == len(edges):
+            yield frozenset(chosen)
             return
-        first, others = rest[0], rest[1:]
-        yield from rec(others)
-        for k, mate in enumerate(others):
-            for tail in rec(others[:k] + others[k + 1 :]):
-                yield [(first, mate), *tail]
+        yield from rec(k + 1, degree, chosen)
+        a, b = edges[k]
+        if degree[a] < quota and degree[b] < quota:
+            degree[a] += 1
+            degree[b] += 1
+            yield from rec(k + 1, degree, [*chosen, edges[k]])
+            degree[a] -= 1
+            degree[b] -= 1
 
-    for m in rec(tuple(range(n))):
-        yield frozenset(m)
+    yield from rec(0, [0] * n, [])
 
 
 def pair_objective(inst: AlignmentInstance, pairs: Pairs) -> tuple[int, int, int]:
@@ -85,15 +102,16 @@ def pair_objective(inst: AlignmentInstance, pairs: Pairs) -> tuple[int, int, int
 
 
 def brute_force_stable_pairs(inst: AlignmentInstance, **kw: bool) -> list[Pairs]:
-    return [p for p in enumerate_matchings(inst.n) if find_blocking_pair(inst, p, **kw) is None]
+    """Every weakly stable matching (each agent at most ``inst.quota`` partners), by enumeration."""
+    return [p for p in enumerate_matchings(inst.n, inst.quota) if find_blocking_pair(inst, p, **kw) is None]
 
 
 def matching_package_pairs(inst: AlignmentInstance) -> Pairs | None:
     """Irving's algorithm from the ``matching`` package on strict lists made by breaking ties (aligned first, then
     lower misalignment, higher ability, index). Any matching stable for the strict lists is weakly stable for the
     dichotomous ones; None when the package finds no complete stable matching (or n is odd: it needs everyone
-    matched)."""
-    if inst.n % 2:
+    matched), and for quotas above 1 (the package has no one-to-many roommates)."""
+    if inst.n % 2 or inst.quota != 1:
         return None
     import warnings
 

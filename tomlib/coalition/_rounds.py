@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tomlib.coalition._instance import AlignmentInstance
+from tomlib.coalition._pairs import partners
 from tomlib.coalition._select import Mechanism, check_selection, choose
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ class Algorithm1:
             return
         self.team, self.label = outcome.team, outcome.label(inst.names)
         if outcome.pairs is not None:
-            self.partners = {a: (b,) for a, b in outcome.pairs} | {b: (a,) for a, b in outcome.pairs}
+            self.partners = {i: tuple(partners(outcome.pairs, i)) for i in self.team}
         else:
             self.partners = {i: tuple(j for j in self.team if j != i) for i in self.team}
 

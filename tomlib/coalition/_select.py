@@ -28,7 +28,7 @@ from typing import Literal
 from tomlib.coalition._asp import solve_coalitions, solve_pairs
 from tomlib.coalition._core import CoalitionStructure, brute_force_stable, selected_team, value
 from tomlib.coalition._instance import AlignmentInstance, CoalitionInputError
-from tomlib.coalition._pairs import Pairs, brute_force_stable_pairs
+from tomlib.coalition._pairs import Pairs, brute_force_stable_pairs, partners
 
 Mechanism = Literal["iclr", "neurips"]
 Selection = Literal["uniform", "best-aligned", "fewest-outside"]
@@ -43,6 +43,8 @@ DEFAULT_SELECTION: dict[str, Selection] = {"iclr": "best-aligned", "neurips": "u
 """Each draft's default: the rule its text supports best (see the module docstring)."""
 MAX_ENUMERATED = 8
 """Largest instance whose stable outcomes are all enumerated (``uniform`` and ``best-aligned`` need them)."""
+MAX_ENUMERATED_MANY = 6
+"""The same for one-to-many matchings (quota > 1): 2^15 graphs at 6 agents, 2^21 at 7."""
 
 
 def check_selection(selection: str | None, mechanism: str) -> Selection:
@@ -82,10 +84,11 @@ def _of_pairs(pairs: Pairs) -> Outcome:
 
 def stable_outcomes(inst: AlignmentInstance, mechanism: Mechanism) -> list[Outcome]:
     """Every stable outcome, in a fixed order (exact enumeration, up to :data:`MAX_ENUMERATED` agents)."""
-    if inst.n > MAX_ENUMERATED:
+    most = MAX_ENUMERATED_MANY if mechanism == "neurips" and inst.quota > 1 else MAX_ENUMERATED
+    if inst.n > most:
         raise CoalitionInputError(
-            f"Enumerating every stable outcome takes at most {MAX_ENUMERATED} agents; got {inst.n}. Use the "
-            "selection rule 'fewest-outside', which the exact solvers answer at any size."
+            f"Enumerating every stable outcome takes at most {most} agents; got {inst.n}. Use the selection rule "
+            "'fewest-outside', which the exact solvers answer at any size."
         )
     if mechanism == "iclr":
         return [_of_structure(inst, s) for s in brute_force_stable(inst)]
@@ -94,11 +97,12 @@ def stable_outcomes(inst: AlignmentInstance, mechanism: Mechanism) -> list[Outco
 
 def alignment_of(inst: AlignmentInstance, outcome: Outcome) -> tuple[int, Fraction]:
     """How strongly the team is aligned, lower is better: (0 if it has a member with beliefs else 1, the mean over
-    those members of their value of the team: B' for a coalition, φ to the partner for a pair)."""
+    those members of their value of the team: B' for a coalition, the mean weight of its partners in a matching)."""
     if outcome.pairs is not None:
-        partner = {a: b for a, b in outcome.pairs} | {b: a for a, b in outcome.pairs}
         vals = [
-            Fraction(int(inst.weights[i, partner[i]]), inst.resolution) for i in outcome.team if inst.has_beliefs[i]
+            Fraction(sum(int(inst.weights[i, j]) for j in mates), inst.resolution * len(mates))
+            for i in outcome.team
+            if inst.has_beliefs[i] and (mates := partners(outcome.pairs, i))
         ]
     else:
         vals = [v for i in outcome.team if inst.has_beliefs[i] and (v := value(inst, i, outcome.team)) is not None]

@@ -102,7 +102,8 @@ def model_label(model: str) -> str:
 
 def estimate(model: str, configs: Sequence[TeamConfig], n_tasks: int, seeds: int) -> Estimate:
     """Calls, tokens and USD of running ``configs`` on ``n_tasks`` tasks × ``seeds`` from scratch (our token guess)."""
-    calls = sum(cfg.rounds * (cfg.engineers + 2) for cfg in configs) * n_tasks * seeds
+    per_round = {"self-evaluation": 2, "cosine": 1}  # the PM's instruction (+ its self-evaluation) and each engineer
+    calls = sum(cfg.rounds * (cfg.engineers + per_round[cfg.alignment]) for cfg in configs) * n_tasks * seeds
     return price(model, calls, TOKENS_PER_CALL)
 
 
@@ -279,6 +280,49 @@ def ftm_vs_epsilon(runs: Sequence[Runs], epsilons: Sequence[float] = EPSILONS) -
     return f.groupby(keys, as_index=False)[["ftm", "ftm_all", "ftm_next"]].mean().round(2)
 
 
+def ftm_by_alignment(runs: Sequence[Runs], embedding: str = "tfidf") -> pd.DataFrame:
+    """FTM over all engineers (%) per condition and round under two alignment measures of the same beliefs and
+    actions: the PM's self-evaluation (Appendix A's prompt, as recorded) and Appendix A's cosine extension (the
+    cosine of ``embedding`` vectors of the PM's belief and each engineer's action; no new calls), with the mean score
+    of each and their correlation. A self-evaluated run's teams are kept: only the measure changes."""
+    from tomlib.coalition import cosine_alignment
+
+    rows = []
+    for run in runs:
+        for ep in run.episodes:
+            cfg, names = ep.config, ep.config.names()
+            for rr in ep.rounds:
+                cos = cosine_alignment([rr.belief] * len(rr.turns), [t.action for t in rr.turns], embedding=embedding)  # type: ignore[arg-type]
+                by_cos = {t.name: float(v) for t, v in zip(rr.turns, cos, strict=True)}
+                rows.append(
+                    {
+                        "model": model_label(run.model),
+                        "benchmark": ep.task.benchmark,
+                        "matching": cfg.setting,
+                        "pm_tom": cfg.pm_tom,
+                        "round": rr.round,
+                        "ftm_all (self-evaluation)": 100 * trusted_share(rr.scores, names, cfg.epsilon),
+                        f"ftm_all (cosine, {embedding})": 100 * trusted_share(by_cos, names, cfg.epsilon),
+                        "mean score (self-evaluation)": float(np.mean([rr.scores[n] for n in names])),
+                        f"mean score (cosine, {embedding})": float(np.mean(cos)),
+                        "_pairs": [(rr.scores[n], by_cos[n]) for n in names],
+                    }
+                )
+    f = pd.DataFrame(rows)
+    if f.empty:
+        return f
+    keys = ["model", "benchmark", "matching", "pm_tom", "round"]
+    out = f.groupby(keys, as_index=False).mean(numeric_only=True).round(2)
+
+    def corr(pairs: pd.Series) -> float:
+        xy = np.array([p for group in pairs for p in group], dtype=float)
+        ok = len(xy) > 2 and xy[:, 0].std() > 0 and xy[:, 1].std() > 0
+        return round(float(np.corrcoef(xy[:, 0], xy[:, 1])[0, 1]), 2) if ok else float("nan")
+
+    out["score correlation"] = f.groupby(keys)["_pairs"].apply(corr).to_numpy()
+    return out
+
+
 def plot_ftm_epsilon(frame: pd.DataFrame, benchmark: str = "humaneval") -> Any:
     """FTM against ε for PM ToM 1 and 2, with and without matching: the paper's measure (dashed) beside the
     selection-free ones; ε = 0.25 (ours) marked."""
@@ -416,7 +460,7 @@ def table3(runs: Runs, final_round: int = 5) -> pd.DataFrame:
             if method == "metagpt":
                 note = (
                     "our MetaGPT-style baseline (PM and engineers ToM-0, no matching); MetaGPT itself is not run "
-                    "(metagpt 0.8.2 pins openai 0.27.8 and pandas 1.4.1, which cannot be installed beside tomlib); "
+                    "(metagpt 0.8.2 pins lancedb==0.4.0, which the package index we install from does not offer); "
                     + note
                 )
             rows.append(

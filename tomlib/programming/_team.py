@@ -22,13 +22,22 @@ statement, as in MBPP's own prompt format.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
-from tomlib.coalition import Algorithm1, Algorithm1Run, AlignmentInstance, RoundRecord, ftm, make_instance
+from tomlib.coalition import (
+    Algorithm1,
+    Algorithm1Run,
+    AlignmentInstance,
+    RoundRecord,
+    cosine_alignment,
+    ftm,
+    make_instance,
+)
 from tomlib.coalition._rounds import log_round
 from tomlib.datasets import CodeTask
 from tomlib.llm import ChatModel, SampleKey, StructuredOutputError
@@ -48,6 +57,7 @@ EXPERIMENT = "coalition.programming"
 MAX_TOM = 2
 PMHistory = Literal["full", "last"]
 PM_HISTORIES: tuple[str, ...] = ("full", "last")
+ALIGNMENTS: tuple[str, ...] = ("self-evaluation", "cosine")
 EARLIER_CHARS = 200
 """Earlier rounds of the full history are shown clipped to this many characters per line, so five rounds of four
 engineers fit a 2k-token context beside the task."""
@@ -72,6 +82,14 @@ class TeamConfig:
     pm_history: PMHistory = "full"
     """What the PM's belief update sees of the past: ``full``, every earlier round (ICLR Algorithm 1 line 4, a^{1:R-1});
     ``last``, the previous round only (NeurIPS eq. 1's a_{-i})."""
+    abilities: tuple[float, ...] = ()
+    """α of each engineer (§5.2), added to the PM's preferences with weight ``lam``; empty: α = 0, as in every LLM
+    experiment of the paper."""
+    lam: float = 1.0
+    alignment: str = "self-evaluation"
+    """How the PM's belief is scored against each engineer's action: ``self-evaluation`` (Appendix A's prompt, one call
+    a round) or ``cosine``, Appendix A's extension: the cosine of TF-IDF embeddings of the belief and the action
+    (:func:`tomlib.coalition.cosine_alignment`; no call)."""
     pm_sees_beliefs: bool = True
     """Whether the engineers' stated beliefs (their "Belief:" lines) reach the PM: both drafts condition the PM's
     k-level belief on the others' (k-1)-level beliefs b^{k-1}_{-i}."""
@@ -85,6 +103,12 @@ class TeamConfig:
             raise ValueError(f"engineers must be between 2 and 8; got {self.engineers!r}")
         if not isinstance(self.rounds, int) or self.rounds < 1:
             raise ValueError(f"rounds must be a positive integer; got {self.rounds!r}")
+        if self.abilities and (
+            len(self.abilities) != self.engineers or not all(math.isfinite(float(a)) for a in self.abilities)
+        ):
+            raise ValueError(f"abilities needs one finite α per engineer ({self.engineers}); got {self.abilities!r}")
+        if self.alignment not in ALIGNMENTS:
+            raise ValueError(f"alignment must be one of {', '.join(ALIGNMENTS)}; got {self.alignment!r}")
         if self.pm_history not in PM_HISTORIES:
             raise ValueError(f"pm_history must be one of {', '.join(PM_HISTORIES)}; got {self.pm_history!r}")
 
@@ -99,6 +123,11 @@ class TeamConfig:
         rule = f"-{self.selection}" if self.matching and self.selection else ""
         seen = "" if self.pm_history == "full" else f"-{self.pm_history}"
         seen += "" if self.pm_sees_beliefs else "-nobeliefs"
+        seen += "" if self.alignment == "self-evaluation" else f"-{self.alignment}"
+        if self.matching and self.abilities:
+            seen += (
+                "-alpha" + ",".join(f"{a:g}" for a in self.abilities) + ("" if self.lam == 1 else f"-lam{self.lam:g}")
+            )
         return f"pm{self.pm_tom}-eng{self.eng_tom}-{self.setting}{rule}{seen}"
 
     def names(self) -> list[str]:
@@ -254,6 +283,10 @@ async def _evaluate(
     chat: ChatModel, task: CodeTask, cfg: TeamConfig, seed: int, r: int, belief: str, turns: Sequence[EngineerTurn]
 ) -> tuple[dict[str, float], dict[str, str], str]:
     names = tuple(t.name for t in turns)
+    if cfg.alignment == "cosine":  # Appendix A's extension: no model call
+        cos = cosine_alignment([belief] * len(turns), [t.action for t in turns])
+        why = "cosine of TF-IDF embeddings of belief and action"
+        return {n: round(float(v), 4) for n, v in zip(names, cos, strict=True)}, dict.fromkeys(names, why), ""
     try:
         reply = await chat.complete_json(
             evaluation_messages(belief, {t.name: t.action for t in turns}),
@@ -272,7 +305,10 @@ async def _evaluate(
 
 def _instance(cfg: TeamConfig) -> AlignmentInstance:
     names = cfg.names()
-    return make_instance({"PM": dict.fromkeys(names, 0.0)}, names=["PM", *names], epsilon=cfg.epsilon)
+    ability = dict(zip(names, cfg.abilities, strict=True)) if cfg.abilities else None
+    return make_instance(
+        {"PM": dict.fromkeys(names, 0.0)}, names=["PM", *names], epsilon=cfg.epsilon, ability=ability, lam=cfg.lam
+    )
 
 
 def _answer(team: Sequence[str], scores: Mapping[str, float], turns: Sequence[EngineerTurn]) -> str:
