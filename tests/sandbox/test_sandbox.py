@@ -190,6 +190,37 @@ def test_files_outside_are_neither_read_nor_written(as_user: Checker, planted: P
         project_drop.rmdir()
 
 
+def test_data_outside_the_system_folders_is_hidden(as_user: Checker) -> None:
+    # a world-readable file in the checkout (where results, the response store and a user's .env live): readable
+    # by anyone outside the sandbox, out of sight inside it
+    planted = ROOT / ".tomlib" / f"planted-{secrets.token_hex(4)}"
+    try:
+        reachable = open_to_all(planted, 0o755)
+        (planted / "secret.txt").write_text("planted")
+        (planted / "secret.txt").chmod(0o644)
+        read = f"import os\nthere = os.path.exists({str(planted / 'secret.txt')!r})"
+        if reachable or as_user.who != "nobody":  # it is there to be read
+            assert as_user.check(read, "assert there", limits=BARE, mode="rlimits-only").passed
+        r = as_user.check(read, "assert not there, 'read it'")
+        assert r.passed, r.reason
+        tops = "import os\nseen = {d: os.listdir(d) for d in ('/srv', '/opt', '/mnt', '/var') if os.path.isdir(d)}"
+        r = as_user.check(tops, "assert seen.pop('/var', []) in ([], ['tmp']) and not any(seen.values()), seen")
+        assert r.passed, r.reason
+    finally:
+        import shutil
+
+        shutil.rmtree(planted, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/etc/shadow"), reason="needs root and /etc/shadow")
+def test_roots_program_runs_as_nobody_and_cannot_read_roots_files() -> None:
+    # without capabilities uid 0 still owns /etc/shadow (mode 640, owner root): the program must not be uid 0
+    r = run_tests("import os\nuid = os.getuid()\nopen('/etc/shadow').read()", "")
+    assert not r.passed and "Permission denied" in r.reason, r.reason
+    assert "not-root" in r.isolation
+    assert run_tests("import os\nuid = os.getuid()", "assert uid == 65534, uid").passed
+
+
 def test_home_and_run_are_hidden(as_user: Checker) -> None:
     prefix = Path(sys.base_prefix).resolve()  # the interpreter stays visible, nothing else of /root
     allowed = [prefix.relative_to("/root").parts[0]] if prefix.is_relative_to("/root") else []

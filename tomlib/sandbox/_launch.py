@@ -4,10 +4,12 @@ Run as its own process, so nothing here happens between fork and exec of a threa
 new network, mount and PID namespaces; a user who is not root gets them inside a new user namespace, which Linux
 lets unprivileged users create (unless the system forbids it), so every user gets the same isolation: no network; a
 /proc of its own that shows only its processes, with /proc/sys read-only; every file system read-only except a
-private /tmp (its working directory), /var/tmp and /dev/shm; /root, /home and /run hidden (the interpreter stays
-visible); every process it starts dies with it. It then drops every capability and sets no_new_privs, so the program
-cannot undo any of that. Everywhere it sets resource limits. When the spec's ``require`` names a protection that
-could not be applied, it runs nothing and says what was missing. It uses only the standard library: it starts with
+private /tmp (its working directory), /var/tmp and /dev/shm; every top-level folder that is not the system's
+(/usr, /etc, /lib…) hidden: /root, /home and /run, and also the checkout, /srv, /opt, /mnt, /var and any data
+folder, since a program needs none of them (the interpreter stays visible); every process it starts dies with it.
+It then drops every capability and sets no_new_privs, so the program cannot undo any of that; root's program runs as
+``nobody`` besides. Everywhere it sets resource limits. When the spec's ``require`` names a protection that could not
+be applied, it runs nothing and says what was missing. It uses only the standard library: it starts with
 site-packages disabled.
 """
 
@@ -40,9 +42,20 @@ LOCKED_OPTIONS = {
     "strictatime": 1 << 24,
 }
 PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 24, 38
+NOBODY = 65534
 REFUSED = 97  # exit code: required isolation missing, the program was not run
 WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
-HIDDEN = ("/root", "/home", "/run")
+SYSTEM = ("/bin", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/sbin", "/sys", "/tmp", "/usr")
+"""Top-level folders a program may read; every other one is hidden under an empty tmpfs."""
+
+
+def _hidden() -> list[str]:
+    """Every top-level folder outside :data:`SYSTEM` (a symlink such as /bin -> usr/bin is followed, not hidden)."""
+    return sorted(
+        p
+        for p in (os.path.join("/", e) for e in os.listdir("/"))
+        if os.path.isdir(p) and not os.path.islink(p) and p not in SYSTEM
+    )
 
 
 def _mount(libc, src, target, fstype, flags, data=None):  # type: ignore[no-untyped-def]
@@ -97,34 +110,44 @@ def _own_proc(libc, applied: list) -> None:  # type: ignore[no-untyped-def]
 
 
 def _read_only_world(libc, program: str, applied: list) -> str:  # type: ignore[no-untyped-def]
-    """Private mounts: everything read-only, fresh tmpfs where programs may write, /root, /home and /run hidden."""
+    """Private mounts: everything read-only, fresh tmpfs where programs may write, every folder outside the system's
+    hidden (the interpreter's prefix bound back)."""
     if not _mount(libc, "none", "/", None, MS_REC | MS_PRIVATE):
         return program
     keep = os.path.realpath(sys.base_prefix)
     stash = "/dev/shm/.tomlib-python"
-    hidden = [h for h in HIDDEN if os.path.isdir(h) and not os.path.islink(h)]
+    hidden = _hidden()
     need_stash = any(keep == h or keep.startswith(h + "/") for h in hidden)
     with open(program, "rb") as fh:
         code = fh.read()
-    for path in WRITABLE:
-        if os.path.isdir(path):
-            _mount(libc, "tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+    if os.path.isdir("/dev/shm"):
+        _mount(libc, "tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
     if need_stash:
         os.makedirs(stash)
         _mount(libc, keep, stash, None, MS_BIND | MS_REC)
     covered = [_mount(libc, "tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755") for h in hidden]
+    for path in WRITABLE:  # /var/tmp comes back, empty, inside the hidden /var
+        if path != "/dev/shm" and (os.path.isdir(path) or os.path.dirname(path) in hidden):
+            os.makedirs(path, exist_ok=True)
+            _mount(libc, "tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
     if need_stash:
         os.makedirs(keep, exist_ok=True)
         _mount(libc, stash, keep, None, MS_BIND | MS_REC)
     mounts = _mounts()  # read before /proc is replaced, so a /proc that could not be replaced does not matter
     _own_proc(libc, applied)
+    under = lambda mp, tops: any(mp == t or mp.startswith(t + "/") for t in tops)  # noqa: E731
     ok = True
     for mp, flags in mounts:
-        if mp in WRITABLE or mp == "/proc" or mp.startswith("/proc/"):
+        if mp in WRITABLE or under(mp, ["/proc"]):
             continue
+        if under(mp, hidden) and not under(mp, [keep]):
+            continue  # out of sight under a tmpfs (the hidden folder itself is a fresh tmpfs, remounted below)
         done = _mount(libc, None, mp, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
         # pseudo file systems the kernel keeps as they are (a container's /dev, /sys) are no place to write to
         ok &= done or mp.startswith(("/dev", "/sys"))
+    for h, made in zip(hidden, covered, strict=True):  # the empty tmpfs over a hidden folder: read-only too
+        if made and h not in WRITABLE:
+            ok &= _mount(libc, None, h, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     if ok:
         applied.append("read-only-fs")
     if all(covered) and (not need_stash or os.path.isdir(keep)):
@@ -172,7 +195,22 @@ def _namespaces(spec: dict, program: str, applied: list) -> str:
     # the bounding set caps what an exec can give back; a program that is not uid 0 then keeps no capability
     if any(dropped) and no_new_privs:
         applied.append("no-capabilities")
+    if uid == 0 and _become_nobody(program):
+        applied.append("not-root")
     return program
+
+
+def _become_nobody(program: str) -> bool:
+    """Root's program runs as ``nobody``: without capabilities uid 0 still owns every root file (/etc/shadow)."""
+    try:
+        for path in (os.path.dirname(program), program):
+            os.chown(path, NOBODY, NOBODY)
+        os.setgroups([])
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+    except OSError:
+        return False
+    return os.getuid() == os.geteuid() == NOBODY
 
 
 def main() -> None:
