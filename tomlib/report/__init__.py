@@ -1,7 +1,7 @@
 """Paper reference tables, the results contract, side-by-side comparisons and the results report."""
 
 from tomlib.report._plots import plot_compare, save_figure
-from tomlib.report._report import build_report
+from tomlib.report._report import build_report, readings_of
 from tomlib.report._tables import (
     PAPER_IDS,
     ResultsContractError,
@@ -27,6 +27,7 @@ __all__ = [
     "paper_table_index",
     "plot_compare",
     "read_results",
+    "readings_of",
     "save_figure",
     "side_by_side",
     "validate_results",

@@ -131,10 +131,25 @@ def _gather(root: Path, written_by: dict[str, str]) -> list[_Paper]:
     return [p for p in papers.values() if p.tables or p.pending or p.figures]
 
 
-def readings_of(paper_id: str) -> pd.DataFrame:
-    """``data/readings/<paper_id>.csv``: the rules we chose where the paper is silent, and what each changes."""
+def _numbers_in(shown_in: str) -> set[str]:
+    """``"07 · 12 · 13"`` or ``"08-11"`` as the notebook numbers it names."""
+    out: set[str] = set()
+    for part in shown_in.replace("·", " ").split():
+        lo, _, hi = part.partition("-")
+        if lo.isdigit() and (not hi or hi.isdigit()):
+            out |= {f"{i:02d}" for i in range(int(lo), int(hi or lo) + 1)}
+    return out
+
+
+def readings_of(paper_id: str, notebook: str | None = None) -> pd.DataFrame:
+    """``data/readings/<paper_id>.csv``: the rules we chose where the paper is silent, what each changes and the
+    notebooks that show it; ``notebook`` (e.g. ``"09"``) keeps that notebook's."""
     path = data_dir() / "readings" / f"{paper_id}.csv"
-    return pd.read_csv(path, dtype=str, keep_default_na=False) if path.exists() else pd.DataFrame()
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False) if path.exists() else pd.DataFrame()
+    if notebook is None or frame.empty:
+        return frame
+    keep = [notebook in _numbers_in(s) for s in frame["shown in"]]
+    return frame[keep].drop(columns="shown in").reset_index(drop=True)
 
 
 def build_report(results: str | os.PathLike[str] | None = None) -> Path:
