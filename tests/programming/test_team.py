@@ -55,6 +55,21 @@ def play(make_model, server, cfg: TeamConfig):  # type: ignore[no-untyped-def]
     return ep
 
 
+def run_humaneval(chat, configs, tasks: int = 1):  # type: ignore[no-untyped-def]
+    """The notebooks' entry point on the first ``tasks`` HumanEval tasks, quietly."""
+    return asyncio.run(
+        cp.run_programming(
+            configs,
+            model="fake",
+            chat=chat,
+            benchmarks=["humaneval"],
+            humaneval_tasks=tasks,
+            progress=False,
+            on_estimate=None,
+        )
+    )
+
+
 def test_without_matching_the_team_is_everyone(make_model, server) -> None:  # type: ignore[no-untyped-def]
     ep = play(make_model, server, TeamConfig(pm_tom=1, matching=False))
     assert len(ep.rounds) == 5 and ep.matching_rounds == []
@@ -86,17 +101,7 @@ def test_tables_follow_the_contract_and_use_the_human_eval_estimator(make_model,
     server.responder = responder
     chat = make_model(json_mode="json_object")
     configs = cp.table3_configs() + cp.table1_configs()
-    runs = asyncio.run(
-        cp.run_programming(
-            configs,
-            model="fake",
-            chat=chat,
-            benchmarks=["humaneval"],
-            humaneval_tasks=1,
-            progress=False,
-            on_estimate=None,
-        )
-    )
+    runs = run_humaneval(chat, configs)
     t1, t3 = cp.table1(runs), cp.table3(runs)
     for t in (t1, t3):
         validate_results(t)
@@ -165,34 +170,14 @@ def test_a_replay_miss_stops_every_episode_with_a_clear_error(make_model, server
 
     chat = make_model(mode="replay")
     with pytest.raises(ReplayMiss, match=r"coalition\.programming"):
-        asyncio.run(
-            cp.run_programming(
-                cp.table2_configs(),
-                model="fake",
-                chat=chat,
-                benchmarks=["humaneval"],
-                humaneval_tasks=2,
-                progress=False,
-                on_estimate=None,
-            )
-        )
+        run_humaneval(chat, cp.table2_configs(), tasks=2)
     assert server.requests == []  # replay never reaches the network
 
 
 def test_ftm_free_of_the_selection_effect_and_against_epsilon(make_model, server, isolated) -> None:  # type: ignore[no-untyped-def]
     server.responder = responder
     chat = make_model(json_mode="json_object")
-    runs = asyncio.run(
-        cp.run_programming(
-            cp.table2_configs(),
-            model="fake",
-            chat=chat,
-            benchmarks=["humaneval"],
-            humaneval_tasks=1,
-            progress=False,
-            on_estimate=None,
-        )
-    )
+    runs = run_humaneval(chat, cp.table2_configs())
     t2 = cp.table2(runs)
     validate_results(t2)
     cell = t2[(t2["matching"] == "matching") & (t2["tom_order"] == "2")].set_index(["metric", "round"])["value"]
@@ -257,17 +242,7 @@ def test_cosine_alignment_scores_without_the_pms_self_evaluation(make_model, ser
 
     # the same beliefs and actions, both measures, from a self-evaluated run (no new calls)
     server.requests.clear()
-    runs = asyncio.run(
-        cp.run_programming(
-            [TeamConfig(pm_tom=1)],
-            model="fake",
-            chat=make_model(json_mode="json_object"),
-            humaneval_tasks=1,
-            benchmarks=["humaneval"],
-            progress=False,
-            on_estimate=None,
-        )
-    )
+    runs = run_humaneval(make_model(json_mode="json_object"), [TeamConfig(pm_tom=1)])
     calls = len(server.requests)
     f = cp.ftm_by_alignment([runs])
     assert len(server.requests) == calls and list(f["round"]) == [1, 2, 3, 4, 5]
