@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 from pathlib import Path
 
 import pandas as pd
@@ -46,8 +47,27 @@ def test_same_seed_same_table_other_seed_other_episodes(isolated: Path) -> None:
 
 
 def test_deterministic_tie_break_removes_memory_n_luck(isolated: Path) -> None:
-    r = run(at.table1(tasks=["memory_n"], pairs=[("ToM-0", "ToM-0")], episodes=5, progress=False, tie_break="first"))
+    r = run(at.table1(tasks=["memory_n"], pairs=[("ToM-0", "ToM-0")], episodes=5, progress=False, tie_break="shared"))
     assert (r.episodes["score"] == 0).all()
+
+
+def test_the_tie_model_moves_the_tie_decided_cells_between_its_extremes(isolated: Path) -> None:
+    from tomlib.tom import SharedTies
+
+    own = random.Random(3)
+    assert [SharedTies(own).choice("BA") for _ in range(20)] == ["B"] * 20  # always the shared default
+    assert {SharedTies(own, 1.0).choice("AB") for _ in range(40)} == {"A", "B"}  # every tie drawn
+    assert SharedTies(random.Random(5), 0.5).choices("AB", k=6) == random.Random(5).choices("AB", k=6)  # Hedge's
+    curve = run(at.tie_sensitivity([0.0, 0.1, 1.0], episodes=8))
+    memory_n = curve[curve["table"] == "Table 1, Memory-N"].groupby("epsilon")["value"].mean()
+    assert memory_n[0.0] == 0 and 0 < memory_n[0.1] < memory_n[1.0]
+    gap = curve[curve["table"] == "Table 4, aligned − misaligned"].groupby("epsilon")["value"].mean()
+    assert gap[0.0] == 75 and gap[1.0] < gap[0.1] < gap[0.0]  # a shared default never fails an aligned pair
+    assert set(curve["paper_value"].round(2)) >= {11.67, 16.0, 22.0, 12.33}
+    with pytest.raises(ValueError, match="tie_epsilon"):
+        at.check_parameters(model="", llm_mode="replay", episodes=1, llm_episodes=1, seed=1, tie_epsilon=2)
+    with pytest.raises(ValueError, match="tie_break must be one of independent, shared"):
+        at.FormalToMAgent(1, tie_break="first")  # type: ignore[arg-type]
 
 
 def test_table2_ftl_matches_the_paper_in_memory_1(isolated: Path) -> None:

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from tomlib.agents._base import Agent, Decision, Emit, Predictor, Responder, Site, no_emit
 from tomlib.agents.formal import FormalPredictor, FormalResponder
 from tomlib.envs import Game
+from tomlib.tom import TieBreak, tie_stream
 
 Algorithm = Literal["ftl", "hedge"]
 
@@ -31,6 +32,8 @@ class AdaptiveToMAgent(Agent):
         eta: float = 1.0,
         predictor: Predictor | None = None,
         responder: Responder | None = None,
+        tie_break: TieBreak = "independent",
+        tie_epsilon: float = 0.0,
     ):
         algorithm = algorithm.lower()  # type: ignore[assignment]
         if algorithm not in ("ftl", "hedge"):
@@ -38,6 +41,8 @@ class AdaptiveToMAgent(Agent):
         self.algorithm: Algorithm = algorithm
         self.orders = tuple(orders)
         self.eta = float(eta)
+        tie_stream(random.Random(), tie_break, tie_epsilon)
+        self.tie_break, self.tie_epsilon = tie_break, tie_epsilon
         self.predictor = predictor or FormalPredictor()
         self.responder = responder or FormalResponder()
         self.name = f"A-ToM ({'FTL' if algorithm == 'ftl' else 'Hedge'})"
@@ -45,7 +50,7 @@ class AdaptiveToMAgent(Agent):
     def start_episode(
         self, game: Game, player: int, rng: random.Random, emit: Emit = no_emit, site: Site | None = None
     ) -> None:
-        super().start_episode(game, player, rng, emit, site)
+        super().start_episode(game, player, tie_stream(rng, self.tie_break, self.tie_epsilon), emit, site)
         self.losses = [0.0 for _ in self.orders]  # Algorithm 1, line 2
         self.weights = [1.0 for _ in self.orders]  # Algorithm 2, line 2
         self._pending: list[str] | None = None

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from tomlib.agents._base import Agent, Decision, Predictor, Responder
-from tomlib.tom import FirstOfTies, best_responses, tom_reasoning
+from tomlib.tom import TieBreak, best_responses, tie_stream, tom_reasoning
 
 
 def _levels(chain: tuple[Any, ...]) -> list[dict[str, Any]]:
@@ -13,20 +14,19 @@ def _levels(chain: tuple[Any, ...]) -> list[dict[str, Any]]:
 
 
 class FormalToMAgent(Agent):
-    """An exact ToM-k player (``adaptive-tom-aaai2026.txt`` eq. 3-9). Ties are broken by the agent's own
-    random stream (``tie_break="random"``) or by taking the first tied option (``"first"``)."""
+    """An exact ToM-k player (``adaptive-tom-aaai2026.txt`` eq. 3-9). The paper says nothing of ties: the tie model
+    is :func:`tomlib.tom.tie_stream`'s (``independent`` draws, or a ``shared`` default with independent draws at
+    probability ``tie_epsilon``)."""
 
-    def __init__(self, order: int, tie_break: str = "random"):
-        if tie_break not in ("random", "first"):
-            raise ValueError(f"tie_break must be 'random' or 'first'; got {tie_break!r}")
+    def __init__(self, order: int, tie_break: TieBreak = "independent", tie_epsilon: float = 0.0):
+        tie_stream(random.Random(), tie_break, tie_epsilon)  # checks both now, not at the first episode
         self.order = int(order)
-        self.tie_break = tie_break
+        self.tie_break, self.tie_epsilon = tie_break, tie_epsilon
         self.name = f"ToM-{self.order}"
 
     def start_episode(self, *args: Any, **kwargs: Any) -> None:
         super().start_episode(*args, **kwargs)
-        if self.tie_break == "first":
-            self.rng = FirstOfTies()
+        self.rng = tie_stream(self.rng, self.tie_break, self.tie_epsilon)
 
     async def act(self, state: Any) -> Decision:
         chain = tom_reasoning(self.game, state, self.player, self.order, self.rng)

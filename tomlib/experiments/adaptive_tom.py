@@ -59,7 +59,9 @@ class Setup:
     llm_mode: str = "replay"
     temperature: float = 0.1
     chat: ChatModel | None = None
-    tie_break: str = "random"
+    tie_break: str = "independent"
+    """The formal agents' tie model (:func:`tomlib.tom.tie_stream`); the paper says nothing of ties."""
+    tie_epsilon: float = 0.0
 
     @property
     def source(self) -> str:
@@ -76,12 +78,12 @@ class Setup:
         if re.fullmatch(r"ToM-\d", spec):
             order = int(spec.removeprefix("ToM-"))
             if self.chat is None:
-                return FormalToMAgent(order, tie_break=self.tie_break)
+                return FormalToMAgent(order, tie_break=self.tie_break, tie_epsilon=self.tie_epsilon)  # type: ignore[arg-type]
             return LLMToMAgent(order, LLMToM(self.chat, temperature=self.temperature))
         if spec in ATOM.values():
             algorithm = "ftl" if "FTL" in spec else "hedge"
             if self.chat is None:
-                return AdaptiveToMAgent(algorithm)
+                return AdaptiveToMAgent(algorithm, tie_break=self.tie_break, tie_epsilon=self.tie_epsilon)  # type: ignore[arg-type]
             llm = LLMToM(self.chat, temperature=self.temperature)
             return AdaptiveToMAgent(algorithm, predictor=LLMPredictor(llm), responder=LLMResponder(llm))
         if spec == "Greedy":
@@ -124,9 +126,17 @@ def check_parameters(
     tasks: Any = None,
     llm_tasks: Any = None,
     llm_agents: Any = None,
+    tie_break: str = "independent",
+    tie_epsilon: Any = 0.0,
 ) -> None:
     """Notebooks 01-05's parameters, before any work: whole repetition counts, a configured model (or "" for
-    none), a known mode, and known task and agent names."""
+    none), a known mode, known task and agent names, and a tie model."""
+    from tomlib.tom import TIE_BREAKS
+
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"parameter tie_break must be one of {', '.join(TIE_BREAKS)}; got {tie_break!r}")
+    if isinstance(tie_epsilon, bool) or not isinstance(tie_epsilon, int | float) or not 0 <= tie_epsilon <= 1:
+        raise ValueError(f"parameter tie_epsilon is a probability in [0, 1]; got {tie_epsilon!r}")
     check_whole("episodes", episodes, 1)
     check_whole("llm_episodes", llm_episodes, 1)
     check_whole("seed", seed, None)
@@ -300,11 +310,15 @@ async def table1(
     progress: bool = True,
     run_id: str | None = None,
     chat: ChatModel | None = None,
-    tie_break: str = "random",
+    tie_break: str = "independent",
+    tie_epsilon: float = 0.0,
 ) -> Reproduction:
-    """Table 1: the nine fixed-order pairs, in both seats, on every task (``tie_break`` for formal agents)."""
+    """Table 1: the nine fixed-order pairs, in both seats, on every task (``tie_break``, ``tie_epsilon``: the formal
+    agents' tie model, :func:`tomlib.tom.tie_stream`)."""
     cells = pair_cells(tasks, pairs)
-    setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, tie_break=tie_break)
+    setup = Setup(
+        model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, tie_break=tie_break, tie_epsilon=tie_epsilon
+    )
     return await _run_table(
         "table1",
         cells,
@@ -341,6 +355,8 @@ async def table2(
     progress: bool = True,
     run_id: str | None = None,
     chat: ChatModel | None = None,
+    tie_break: str = "independent",
+    tie_epsilon: float = 0.0,
 ) -> Reproduction:
     """Table 2: A-ToM (FTL, Hedge) with ToM-0/1/2 partners in both seats, and with itself."""
     cells = []
@@ -348,7 +364,9 @@ async def table2(
         for algo, a, b in table2_pairs(algorithms):
             players = (ATOM[algo] if a == "A-ToM" else a, ATOM[algo] if b == "A-ToM" else b)
             cells.append(({"algorithm": algo, "player1": a, "player2": b}, players, task))
-    setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat)
+    setup = Setup(
+        model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, tie_break=tie_break, tie_epsilon=tie_epsilon
+    )
     return await _run_table(
         "table2",
         cells,
@@ -375,11 +393,15 @@ async def table4(
     progress: bool = True,
     run_id: str | None = None,
     chat: ChatModel | None = None,
+    tie_break: str = "independent",
+    tie_epsilon: float = 0.0,
 ) -> Reproduction:
     """Table 4: the 3-action matrix game; LLMs at temperature 0.9, formal agents with random tie-breaking
     (two replies coordinate with every partner choice, so ties are where their randomness lives)."""
     cells = pair_cells(tasks, pairs)
-    setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat)
+    setup = Setup(
+        model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, tie_break=tie_break, tie_epsilon=tie_epsilon
+    )
     return await _run_table(
         "table4",
         cells,
@@ -406,13 +428,17 @@ async def fig3(
     progress: bool = True,
     run_id: str | None = None,
     chat: ChatModel | None = None,
+    tie_break: str = "independent",
+    tie_epsilon: float = 0.0,
 ) -> Reproduction:
     """Fig. 3: normalized expert weights P^(k) of A-ToM (Hedge, seat 1) over the steps of an episode, with a
     ToM-0 and with a ToM-1 partner, averaged over episodes (read back from the run log)."""
     from tomlib.trace import load_runs
 
     cells = [({"player1": "A-ToM", "player2": p}, (ATOM["Hedge"], p), task) for task in tasks for p in partners]
-    setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat)
+    setup = Setup(
+        model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, tie_break=tie_break, tie_epsilon=tie_epsilon
+    )
     run = await _run_table(
         "fig3",
         cells,
@@ -450,6 +476,75 @@ async def fig3(
     table = pd.DataFrame(rows)
     table["paper_value"] = float("nan")
     return Reproduction(table=table, episodes=run.episodes, run_id=run.run_id)
+
+
+TIE_EPSILONS = (0.0, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0)
+"""ε of the shared tie model from 0 (a shared default always) to 1 (every tie drawn independently)."""
+MEMORY_N_STUCK = (("ToM-0", "ToM-0"), ("ToM-0", "ToM-2"), ("ToM-2", "ToM-0"), ("ToM-2", "ToM-2"))
+"""Table 1's Memory-N cells that a tie decides (ToM-1 vs ToM-1 never coordinates; the aligned pairs always do)."""
+
+
+async def tie_sensitivity(
+    epsilons: Sequence[float] = TIE_EPSILONS, *, episodes: int = 30, seed: int = 42, results: str | None = None
+) -> pd.DataFrame:
+    """How the formal agents' tie model sets cells the paper prints: for each ε of the shared model (each agent takes
+    the shared default at a tie and draws independently with probability ε), Table 1's four tie-decided Memory-N
+    cells and Table 4's aligned-minus-misaligned gap per task, beside the paper's. A measured statement of what the
+    paper's LLM must do at ties, not a prediction: ε is not given anywhere."""
+    rows = []
+    for eps in epsilons:
+        kw = {"episodes": episodes, "seed": seed, "results": results, "progress": False, "tie_break": "shared"}
+        t1 = (await table1(tasks=["memory_n"], pairs=list(MEMORY_N_STUCK), tie_epsilon=eps, **kw)).table  # type: ignore[arg-type]
+        for _, r in t1[t1["metric"] == "point"].iterrows():
+            rows.append(
+                {
+                    "epsilon": eps,
+                    "table": "Table 1, Memory-N",
+                    "cell": f"{r['player1']} vs {r['player2']}",
+                    "value": r["value"],
+                    "paper_value": r["paper_value"],
+                }
+            )
+        t4 = (await table4(tie_epsilon=eps, **kw)).table  # type: ignore[arg-type]
+        t4 = t4[t4["metric"] == "point"]
+        for task, part in t4.groupby("task", sort=False):
+            mean = part.groupby("alignment")[["value", "paper_value"]].mean()
+            gap = mean.loc["aligned"] - mean.loc["misaligned"]
+            rows.append(
+                {
+                    "epsilon": eps,
+                    "table": "Table 4, aligned − misaligned",
+                    "cell": str(task),
+                    "value": round(float(gap["value"]), 2),
+                    "paper_value": round(float(gap["paper_value"]), 2),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def plot_tie_sensitivity(frame: pd.DataFrame) -> Any:
+    """Each cell against ε (log-spaced axis from 0), the paper's value as a marker of the same colour at the right."""
+    import matplotlib.pyplot as plt
+
+    tables = list(dict.fromkeys(frame["table"]))
+    fig, axes = plt.subplots(1, len(tables), figsize=(5.6 * len(tables), 3.6), squeeze=False)
+    for ax, name in zip(axes[0], tables, strict=True):
+        part = frame[frame["table"] == name]
+        for i, (cell, rows) in enumerate(part.groupby("cell", sort=False)):
+            color = f"C{i}"
+            ax.plot(rows["epsilon"], rows["value"], marker="o", ms=3, color=color, label=cell)
+            ax.scatter([1.08], [rows["paper_value"].iloc[0]], marker="D", color=color, clip_on=False, zorder=3)
+        ax.set_xscale("symlog", linthresh=0.025, linscale=0.5)
+        ticks = [0, 0.025, 0.05, 0.1, 0.2, 0.5, 1]
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        ax.minorticks_off()
+        ax.set_xlim(0, 1.15)
+        ax.set_xlabel("ε, the chance a tie is drawn independently (0: shared, 1: independent)", fontsize=8)
+        ax.set_ylabel("points")
+        ax.set_title(f"{name} (◆ the paper)", fontsize=9)
+        ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    return fig
 
 
 def plot_pairs(table: pd.DataFrame, source: str, *, title: str = "") -> Any:

@@ -1,5 +1,27 @@
 """Formal (exact, LLM-free) k-level Theory of Mind: the papers' equations as code."""
 
-from tomlib.tom._formal import MAX_ORDER, FirstOfTies, ToMLevel, best_responses, joint, tom_action, tom_reasoning
+from tomlib.tom._formal import (
+    MAX_ORDER,
+    TIE_BREAKS,
+    SharedTies,
+    TieBreak,
+    ToMLevel,
+    best_responses,
+    joint,
+    tie_stream,
+    tom_action,
+    tom_reasoning,
+)
 
-__all__ = ["MAX_ORDER", "FirstOfTies", "ToMLevel", "best_responses", "joint", "tom_action", "tom_reasoning"]
+__all__ = [
+    "MAX_ORDER",
+    "TIE_BREAKS",
+    "SharedTies",
+    "TieBreak",
+    "ToMLevel",
+    "best_responses",
+    "joint",
+    "tie_stream",
+    "tom_action",
+    "tom_reasoning",
+]

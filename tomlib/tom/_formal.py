@@ -11,18 +11,47 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Literal
 
 from tomlib.envs import Game
 
 MAX_ORDER = 4
 
 
-class FirstOfTies(random.Random):
-    """A stand-in random stream that always takes the first of tied options (a deterministic tie-break,
-    the same for every agent: the analogue of two copies of one deterministic LLM)."""
+TieBreak = Literal["independent", "shared"]
+TIE_BREAKS: tuple[str, ...] = ("independent", "shared")
+
+
+class SharedTies(random.Random):
+    """A random stream for the *shared* tie model: at a tie every agent takes the same default, the first tied
+    option in the game's order (two copies of one deterministic model), except that with probability ``epsilon``
+    the tie is drawn from the agent's own stream ``own`` (a sampled model's residual randomness). Every other draw
+    (Hedge's expert sampling) comes from ``own`` unchanged. ``epsilon = 1`` is the independent model."""
+
+    def __init__(self, own: random.Random, epsilon: float = 0.0):
+        if not 0.0 <= epsilon <= 1.0:
+            raise ValueError(f"tie_epsilon is a probability in [0, 1]; got {epsilon!r}")
+        self.own, self.epsilon = own, float(epsilon)
+        super().__init__()
+
+    def random(self) -> float:
+        return self.own.random()
+
+    def getrandbits(self, k: int) -> int:
+        return self.own.getrandbits(k)
 
     def choice(self, seq):  # type: ignore[no-untyped-def, override]
+        if self.epsilon and self.own.random() < self.epsilon:
+            return self.own.choice(seq)
         return seq[0]
+
+
+def tie_stream(own: random.Random, tie_break: str, epsilon: float = 0.0) -> random.Random:
+    """The stream a formal agent breaks ties with: its own (``independent``: every agent draws for itself) or
+    :class:`SharedTies` (``shared``, with an independent draw at probability ``epsilon``)."""
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}; got {tie_break!r}")
+    return own if tie_break == "independent" else SharedTies(own, epsilon)
 
 
 @dataclass(frozen=True)
