@@ -149,3 +149,18 @@ def test_the_estimate_counts_each_agent_types_calls_per_step_to_the_step_limit()
     assert both.calls == 15 * 6 + 15 * 6
     priced = at.estimate("gpt-4o-mini", [(("ToM-0", "ToM-0"), "memory_1")], 1, at.TASKS)
     assert priced.usd is not None and priced.usd > 0 and priced.prompt_tokens == 30 * at.TOKENS_PER_CALL[0]
+
+
+def test_section_6_1_expert_weights_are_averaged_from_the_run_log(make_model, server, isolated: Path) -> None:  # type: ignore[no-untyped-def]
+    server.responder = lambda request: json.dumps({"thought": "wait", "action": "stay"})
+    chat = make_model(json_mode="json_object_schema")
+    r = run(at.table3(model="fake", chat=chat, agents=["A-ToM (FTL)", "Greedy", "PBT"], episodes=1, progress=False))
+    raw = at.expert_weights([r])
+    validate_results(raw)
+    w = raw.set_index(["algorithm", "partner", "expert"])
+    ftl = w.loc[("FTL", "Greedy")]
+    # every expert predicts "stay" and Greedy moves: all miss alike, and FTL's leader stays the lowest order
+    assert list(ftl["value"]) == [1.0, 0.0, 0.0] and list(ftl["paper_value"]) == [0.93, 0.01, 0.05]
+    assert "steps" in ftl["note"].iloc[0]
+    assert w.loc[("FTL", "PBT"), "value"].isna().all() and "pretrained" in w.loc[("FTL", "PBT"), "note"].iloc[0]
+    assert "did not play" in w.loc[("Hedge", "Greedy"), "note"].iloc[0]

@@ -710,6 +710,58 @@ async def table3(
     return Reproduction(table=table, episodes=pd.DataFrame(per_episode), run_id=log.run_id)
 
 
+NON_LLM_PARTNERS = ("Greedy", "PBT")
+
+
+def expert_weights(runs: Sequence[Reproduction], results: str | None = None) -> pd.DataFrame:
+    """§6.1: A-ToM's average normalized expert weights P^(k) against each non-LLM partner (Greedy, PBT), over every
+    step of every episode in either seat, from the ``expert_weights`` events of Table 3 runs, beside the paper's.
+    FTL's weights are one-hot on its leader, so its average is the share of steps each expert led. A pairing a run
+    did not play is a row without a value that says why."""
+    from tomlib.trace import load_runs
+
+    rows: list[dict[str, Any]] = []
+    for run in runs:
+        source = str(run.table["source"].iloc[0]) if len(run.table) else "?"
+        notes = dict(zip(run.table.get("agent_type", []), run.table.get("note", []), strict=False))
+        events = load_runs(results, run_ids=[run.run_id], kinds=["expert_weights"])
+        got: dict[tuple[str, str], list[list[float]]] = {}
+        for condition, seat, payload in zip(
+            events.get("condition", []), events.get("agent", []), events.get("payload", []), strict=False
+        ):
+            pair = str(condition).split(":", 1)[-1].split(" vs ")
+            me, other = (pair[0], pair[1]) if seat == "player1" else (pair[1], pair[0])
+            if me in ATOM.values() and other in NON_LLM_PARTNERS:
+                got.setdefault(("FTL" if "FTL" in me else "Hedge", other), []).append(payload["probabilities"])
+        for algo in ATOM:
+            for partner in NON_LLM_PARTNERS:
+                probs = got.get((algo, partner))
+                if probs:
+                    mean, note = [sum(col) / len(probs) for col in zip(*probs, strict=True)], f"{len(probs)} steps"
+                else:
+                    mean = [float("nan")] * 3
+                    mine, theirs = notes.get(f"A-ToM agent ({algo})"), notes.get(partner)
+                    why = (theirs or mine) if partner == "PBT" else (mine or theirs)  # the reason that blocks first
+                    note = (
+                        str(why) if isinstance(why, str) and why else f"not run: A-ToM ({algo}) did not play {partner}"
+                    )
+                for k, value in enumerate(mean):
+                    rows.append(
+                        {
+                            "paper_id": PAPER_ID,
+                            "table_id": "weights",
+                            "algorithm": algo,
+                            "partner": partner,
+                            "expert": f"ToM-{k}",
+                            "metric": "normalized_weight",
+                            "value": round(value, 3),
+                            "source": source,
+                            "note": note,
+                        }
+                    )
+    return attach_paper_values(pd.DataFrame(rows))
+
+
 async def greedy_reference(*, episodes: int = 30, seed: int = 42, results: str | None = None) -> pd.DataFrame:
     """Greedy with Greedy on our Overcooked layout: a non-LLM reference point (not a paper cell)."""
     game = load_task("overcooked")
