@@ -164,3 +164,17 @@ def test_section_6_1_expert_weights_are_averaged_from_the_run_log(make_model, se
     assert "steps" in ftl["note"].iloc[0]
     assert w.loc[("FTL", "PBT"), "value"].isna().all() and "pretrained" in w.loc[("FTL", "PBT"), "note"].iloc[0]
     assert "did not play" in w.loc[("Hedge", "Greedy"), "note"].iloc[0]
+
+
+def test_atom_losses_start_afresh_each_episode_unless_carried(isolated: Path) -> None:
+    from tomlib.trace import load_runs
+
+    def first_losses(carry: bool) -> list[list[float]]:
+        r = run(at.table2(tasks=["memory_1"], algorithms=["FTL"], episodes=3, progress=False, carry_losses=carry))
+        ev = load_runs(None, run_ids=[r.run_id], kinds=["expert_weights"])
+        ev = ev[(ev["condition"] == "memory_1:A-ToM (FTL) vs ToM-1") & (ev["step"] == 0) & (ev["agent"] == "player1")]
+        return [p["losses"] for p in ev.sort_values("episode")["payload"]]
+
+    assert all(losses == [0.0, 0.0, 0.0] for losses in first_losses(False))
+    carried = first_losses(True)
+    assert carried[0] == [0.0, 0.0, 0.0] and sum(carried[2]) >= sum(carried[1]) > 0  # episode 2 starts where 1 ended

@@ -22,7 +22,9 @@ Algorithm = Literal["ftl", "hedge"]
 
 
 class AdaptiveToMAgent(Agent):
-    """A-ToM over ToM orders ``orders`` with FTL or Hedge (η = ``eta``)."""
+    """A-ToM over ToM orders ``orders`` with FTL or Hedge (η = ``eta``). The paper does not say whether the
+    experts' losses carry from one episode to the next: by default they start afresh every episode
+    (``carry_losses=False``); with ``True`` the same agent keeps them across the episodes it plays."""
 
     def __init__(
         self,
@@ -34,6 +36,7 @@ class AdaptiveToMAgent(Agent):
         responder: Responder | None = None,
         tie_break: TieBreak = "independent",
         tie_epsilon: float = 0.0,
+        carry_losses: bool = False,
     ):
         algorithm = algorithm.lower()  # type: ignore[assignment]
         if algorithm not in ("ftl", "hedge"):
@@ -43,6 +46,8 @@ class AdaptiveToMAgent(Agent):
         self.eta = float(eta)
         tie_stream(random.Random(), tie_break, tie_epsilon)
         self.tie_break, self.tie_epsilon = tie_break, tie_epsilon
+        self.carry_losses = carry_losses
+        self.losses: list[float] = []
         self.predictor = predictor or FormalPredictor()
         self.responder = responder or FormalResponder()
         self.name = f"A-ToM ({'FTL' if algorithm == 'ftl' else 'Hedge'})"
@@ -51,8 +56,9 @@ class AdaptiveToMAgent(Agent):
         self, game: Game, player: int, rng: random.Random, emit: Emit = no_emit, site: Site | None = None
     ) -> None:
         super().start_episode(game, player, tie_stream(rng, self.tie_break, self.tie_epsilon), emit, site)
-        self.losses = [0.0 for _ in self.orders]  # Algorithm 1, line 2
-        self.weights = [1.0 for _ in self.orders]  # Algorithm 2, line 2
+        if not (self.carry_losses and self.losses):  # the paper does not say; per episode unless asked
+            self.losses = [0.0 for _ in self.orders]  # Algorithm 1, line 2
+            self.weights = [1.0 for _ in self.orders]  # Algorithm 2, line 2
         self._pending: list[str] | None = None
 
     def probabilities(self) -> list[float]:

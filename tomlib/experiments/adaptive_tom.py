@@ -62,6 +62,9 @@ class Setup:
     tie_break: str = "independent"
     """The formal agents' tie model (:func:`tomlib.tom.tie_stream`); the paper says nothing of ties."""
     tie_epsilon: float = 0.0
+    carry_losses: bool = False
+    """A-ToM's expert losses: afresh every episode (the default; the paper does not say) or carried across the
+    episodes of a condition, which then run one after another with the same A-ToM agent."""
 
     @property
     def source(self) -> str:
@@ -83,9 +86,19 @@ class Setup:
         if spec in ATOM.values():
             algorithm = "ftl" if "FTL" in spec else "hedge"
             if self.chat is None:
-                return AdaptiveToMAgent(algorithm, tie_break=self.tie_break, tie_epsilon=self.tie_epsilon)  # type: ignore[arg-type]
+                return AdaptiveToMAgent(
+                    algorithm,  # type: ignore[arg-type]
+                    tie_break=self.tie_break,  # type: ignore[arg-type]
+                    tie_epsilon=self.tie_epsilon,
+                    carry_losses=self.carry_losses,
+                )
             llm = LLMToM(self.chat, temperature=self.temperature)
-            return AdaptiveToMAgent(algorithm, predictor=LLMPredictor(llm), responder=LLMResponder(llm))
+            return AdaptiveToMAgent(
+                algorithm,  # type: ignore[arg-type]
+                predictor=LLMPredictor(llm),
+                responder=LLMResponder(llm),
+                carry_losses=self.carry_losses,
+            )
         if spec == "Greedy":
             return GreedyAgent()
         if spec == "PBT":
@@ -174,11 +187,13 @@ async def run_condition(
     for p in players:
         setup.agent(p)  # a partner that cannot be built fails here, before any episode runs
     setup.check_playable(game, players)
-    limit = asyncio.Semaphore(1 if setup.chat is None else parallel)
+    carried = setup.carry_losses and any(p in ATOM.values() for p in players)
+    limit = asyncio.Semaphore(1 if setup.chat is None or carried else parallel)
+    kept = [setup.agent(players[0]), setup.agent(players[1])] if carried else []  # episodes in order, one A-ToM
 
     async def one(ep: int) -> EpisodeResult:
         async with limit:
-            agents = [setup.agent(players[0]), setup.agent(players[1])]
+            agents = kept or [setup.agent(players[0]), setup.agent(players[1])]
             result = await play_episode(game, agents, seed=seed, episode=ep, condition=condition, log=log)
             on_episode()
             return result
@@ -357,6 +372,7 @@ async def table2(
     chat: ChatModel | None = None,
     tie_break: str = "independent",
     tie_epsilon: float = 0.0,
+    carry_losses: bool = False,
 ) -> Reproduction:
     """Table 2: A-ToM (FTL, Hedge) with ToM-0/1/2 partners in both seats, and with itself."""
     cells = []
@@ -365,7 +381,13 @@ async def table2(
             players = (ATOM[algo] if a == "A-ToM" else a, ATOM[algo] if b == "A-ToM" else b)
             cells.append(({"algorithm": algo, "player1": a, "player2": b}, players, task))
     setup = Setup(
-        model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, tie_break=tie_break, tie_epsilon=tie_epsilon
+        model=model,
+        llm_mode=llm_mode,
+        temperature=temperature,
+        chat=chat,
+        tie_break=tie_break,
+        tie_epsilon=tie_epsilon,
+        carry_losses=carry_losses,
     )
     return await _run_table(
         "table2",
@@ -430,6 +452,7 @@ async def fig3(
     chat: ChatModel | None = None,
     tie_break: str = "independent",
     tie_epsilon: float = 0.0,
+    carry_losses: bool = False,
 ) -> Reproduction:
     """Fig. 3: normalized expert weights P^(k) of A-ToM (Hedge, seat 1) over the steps of an episode, with a
     ToM-0 and with a ToM-1 partner, averaged over episodes (read back from the run log)."""
@@ -437,7 +460,13 @@ async def fig3(
 
     cells = [({"player1": "A-ToM", "player2": p}, (ATOM["Hedge"], p), task) for task in tasks for p in partners]
     setup = Setup(
-        model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, tie_break=tie_break, tie_epsilon=tie_epsilon
+        model=model,
+        llm_mode=llm_mode,
+        temperature=temperature,
+        chat=chat,
+        tie_break=tie_break,
+        tie_epsilon=tie_epsilon,
+        carry_losses=carry_losses,
     )
     run = await _run_table(
         "fig3",
@@ -647,12 +676,13 @@ async def table3(
     progress: bool = True,
     run_id: str | None = None,
     chat: ChatModel | None = None,
+    carry_losses: bool = False,
 ) -> Reproduction:
     """Table 3: Overcooked cross-play. Every ordered pair of different agent types plays ``episodes``
     episodes; an agent type's cell is its mean time over all its episodes, in either seat."""
     from tqdm.auto import tqdm
 
-    setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat)
+    setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, carry_losses=carry_losses)
     log = RunLog(
         f"{PAPER_ID}.table3",
         run_id=run_id,
