@@ -576,6 +576,52 @@ def plot_tie_sensitivity(frame: pd.DataFrame) -> Any:
     return fig
 
 
+LAYOUT_CELLS: dict[str, tuple[str, str]] = {
+    "#": ("#4a4a4a", ""),
+    "X": ("#8d6e63", "counter"),
+    ".": ("#f5f5f5", ""),
+    " ": ("#f5f5f5", ""),
+    "1": ("#bbdefb", "1"),
+    "2": ("#ffcdd2", "2"),
+    "a": ("#e3f2fd", "goal 1"),
+    "b": ("#ffebee", "goal 2"),
+    "P": ("#ffb74d", "pot"),
+    "O": ("#fff176", "onion"),
+    "D": ("#cfd8dc", "dish"),
+    "S": ("#a5d6a7", "serve"),
+}
+"""How each map character is drawn: colour and label (walls, floor, players 1/2 and their goals, kitchen parts)."""
+
+
+def plot_layouts(tasks: Sequence[str] = ("game1", "game2", "overcooked")) -> Any:
+    """The start state of each task's map as a picture: our layouts (the paper's Fig. 2 is not in its text)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgb
+
+    fig, axes = plt.subplots(1, len(tasks), figsize=(3.2 * len(tasks), 3.0), squeeze=False)
+    for ax, task in zip(axes[0], tasks, strict=True):
+        game = load_task(task)
+        rows = game.render(game.reset(0)).splitlines()
+        width = max(len(r) for r in rows)
+        rows = [r.ljust(width) for r in rows]
+        ax.imshow([[to_rgb(LAYOUT_CELLS.get(ch, ("#ffffff", ""))[0]) for ch in r] for r in rows])
+        for y, r in enumerate(rows):
+            for x, ch in enumerate(r):
+                label = LAYOUT_CELLS.get(ch, ("", ch))[1]
+                if label:
+                    big = label in ("1", "2")
+                    ax.text(
+                        x, y, label, ha="center", va="center", fontsize=12 if big else 6, weight="bold" if big else None
+                    )
+        ax.set_xticks(range(width))
+        ax.set_yticks(range(len(rows)))
+        ax.tick_params(labelsize=6, length=0)
+        ax.set_title(task, fontsize=9)
+    fig.suptitle("Our layouts at the start of an episode (1, 2: the players)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
 def plot_pairs(table: pd.DataFrame, source: str, *, title: str = "") -> Any:
     """One heatmap per task: player 1 × player 2, coloured by our mean, annotated "ours (paper)"."""
     import matplotlib.pyplot as plt
