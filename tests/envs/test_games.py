@@ -121,10 +121,65 @@ def test_overcooked_pot_cooks_by_itself_and_delivery_ends_the_episode() -> None:
     assert s.delivered and g.is_terminal(s) and g.score(s) == s.t < 100
 
 
-def test_overcooked_has_no_exact_values_and_says_why() -> None:
-    from tomlib.envs import NoExactModel
+def _best_joint(g, k, index, value, c, rng):  # type: ignore[no-untyped-def]
+    from tomlib.envs._kitchen import DELIVERED, OUT
+
+    options = []
+    for a0 in range(6):
+        for a1 in range(6):
+            m = k.step(c, (a0, a1))
+            if m != OUT:
+                options.append((0 if m == DELIVERED else int(value[index[m]]), (a0, a1), m))
+    best = min(o[0] for o in options)
+    return rng.choice([o for o in options if o[0] == best]), options
+
+
+def test_the_exact_kitchen_model_follows_overcooked_ai_step_by_step() -> None:
+    import random
+
+    from tomlib.envs._kitchen import DELIVERED
+    from tomlib.envs.overcooked import ACTION_NAMES
 
     g = load_game("overcooked")
-    assert not g.has_exact_values
-    with pytest.raises(NoExactModel, match="formal ToM-k agents cannot play it"):
-        g.joint_value(g.reset(), ("stay", "stay"))
+    assert g.has_exact_values
+    k, index, value = g.exact
+    assert len(index) > 100_000 and value[0] == 33  # 33 steps: the fastest soup two cooks can deliver
+    steps = delivered = 0
+    for ep in range(60):  # mostly optimal play with random detours: every event (onions, cooking, dish, soup, delivery)
+        rng = random.Random(ep)
+        s = g.reset(0)
+        while not g.is_terminal(s):
+            best, options = _best_joint(g, k, index, value, g.compact(s), rng)
+            _, joint, model_next = best if rng.random() < 0.6 else rng.choice(options)
+            s = g.step(s, (ACTION_NAMES[joint[0]], ACTION_NAMES[joint[1]]))
+            steps += 1
+            if model_next == DELIVERED:
+                assert s.delivered
+                delivered += 1
+            else:
+                assert not s.delivered and g.compact(s) == model_next, (joint, g.compact(s), model_next)
+    assert steps > 2000 and delivered > 40
+    # the model's optimum is the real game's: an optimal pair delivers in V*(start) steps
+    s, rng = g.reset(0), random.Random(0)
+    while not g.is_terminal(s):
+        (_, joint, _), _ = _best_joint(g, k, index, value, g.compact(s), rng)
+        s = g.step(s, (ACTION_NAMES[joint[0]], ACTION_NAMES[joint[1]]))
+    assert s.delivered and s.t == 33
+
+
+def test_a_pot_with_fewer_than_three_onions_does_not_start() -> None:
+    g = load_game("overcooked")
+    s = g.reset(0)
+    for a in ["left", "interact", "right", "up", "interact", "interact", "interact"]:  # one onion, then tap the pot
+        s = g.step(s, (a, "stay"))
+    assert "holds 1 of 3 onions" in g.describe(s, 0)  # overcooked-ai alone would be cooking a one-onion soup
+
+
+def test_formal_values_never_set_an_item_on_a_counter() -> None:
+    g = load_game("overcooked")
+    s = g.reset(0)
+    s = g.step(s, ("left", "stay"))
+    s = g.step(s, ("interact", "stay"))  # cook 1 holds an onion, at (1, 1)
+    s = g.step(s, ("up", "stay"))  # facing the counter above
+    assert g.joint_value(s, ("interact", "stay")) == float("-inf")
+    assert g.joint_value(s, ("right", "stay")) > float("-inf")

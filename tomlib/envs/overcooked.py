@@ -4,11 +4,14 @@ Two cooks share a kitchen: three onions go into the pot, the soup cooks for 20 s
 in a dish to the delivery window. The metric is the number of steps until the first soup is delivered
 (100, the step limit, on failure). The library's own transition function runs every step; we add one rule the
 paper states and overcooked-ai 1.1.0 lacks: **the pot starts cooking by itself once it holds three onions**
-("the pot automatically cooks three onions into soup over 20 time steps").
+("the pot automatically cooks three onions into soup over 20 time steps"), and so an empty-handed interact no
+longer starts a pot with fewer than three onions, which overcooked-ai 1.1.0 allows.
 
-No exact joint search exists for this game (the joint state space with counters is too large to solve here),
-so formal ToM-k agents cannot play it: :meth:`joint_value` raises :class:`NoExactModel`, and experiments
-report those cells as not reproduced.
+Formal ToM-k agents value joint actions with an exact model of the one-soup task that leaves the counters out
+(:mod:`tomlib.envs._kitchen`): Q(s, a_0, a_1) = -(1 + V*(s')), with V*(s') the fewest steps to the first delivery
+from the next state when both cooks play optimally. A joint action that would set an item on a counter is valued
+-inf (the task never needs one), so formal agents never do it. A state in which a partner has left items on the
+counters is valued as if they were not there (an upper bound on the time still needed).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from tomlib.envs._base import Game, GameInfo, IllegalAction, NoExactModel
+from tomlib.envs._base import Game, GameInfo, IllegalAction
 from tomlib.paths import data_dir
 
 ACTION_NAMES = ("up", "down", "left", "right", "stay", "interact")
@@ -62,7 +65,7 @@ class KitchenState:
 class OvercookedGame(Game):
     """Time to the first delivered onion soup, two players, on an overcooked-ai layout."""
 
-    has_exact_values = False
+    has_exact_values = True
 
     def __init__(self, layout: str = "overcooked_symmetric", horizon: int = 100, cook_time: int = 20):
         actions, mdp_mod = _lib()
@@ -123,12 +126,26 @@ class OvercookedGame(Game):
         if self.is_terminal(state):
             raise IllegalAction("the episode is over")
         a0, a1 = self.check_joint(state, joint)
-        nxt, info = self.mdp.get_state_transition(state.lib, (self._to_lib[a0], self._to_lib[a1]))
+        lib_joint = tuple(
+            self._to_lib["stay"] if self._starts_partial(state, p, a) else self._to_lib[a]
+            for p, a in enumerate((a0, a1))
+        )
+        nxt, info = self.mdp.get_state_transition(state.lib, lib_joint)
         delivered = any(info["event_infos"]["soup_delivery"])
         for obj in nxt.objects.values():  # the paper's pot starts cooking by itself when full
             if obj.name == "soup" and obj.is_full and obj.is_idle:
                 obj.begin_cooking()
         return self._wrap(nxt, state.t + 1, delivered)
+
+    def _starts_partial(self, state: KitchenState, player: int, action: str) -> bool:
+        """An empty-handed interact at a pot holding fewer than three onions: overcooked-ai 1.1.0 starts cooking it
+        (a one-onion soup, delivered, ends the episode); the paper's pot cooks three onions, so here it does nothing."""
+        if action != "interact":
+            return False
+        p = state.lib.players[player]
+        facing = (p.position[0] + p.orientation[0], p.position[1] + p.orientation[1])
+        soup = state.lib.objects.get(facing)
+        return p.held_object is None and soup is not None and soup.name == "soup" and soup.is_idle and not soup.is_full
 
     def is_terminal(self, state: KitchenState) -> bool:
         return state.delivered or state.t >= self.horizon
@@ -137,11 +154,52 @@ class OvercookedGame(Game):
         return float(state.t if state.delivered else self.horizon if self.is_terminal(state) else state.t)
 
     # -- ToM reasoning -----------------------------------------------------------------------------
+    @cached_property
+    def exact(self) -> tuple[Any, dict[Any, int], Any]:
+        """The exact one-soup model (no counters), its reachable states and V* (solved once per process, ~5 s)."""
+        from tomlib.envs._kitchen import solved
+
+        return solved(tuple(self.grid), self.compact(self.reset(0)), self.cook_time)
+
+    @cached_property
+    def _floor(self) -> dict[tuple[int, int], int]:
+        """Floor cells (start cells included) in the exact model's order."""
+        cells = [(x, y) for y, r in enumerate(self.grid) for x, c in enumerate(r) if c == " " or c.isdigit()]
+        return {xy: i for i, xy in enumerate(cells)}
+
+    def compact(self, state: KitchenState) -> tuple[int, ...]:
+        """The state as the exact model sees it: cells, facings, held items and the pot (counters left out)."""
+        from tomlib.envs._kitchen import COOKING, DIRS, ITEMS
+
+        floor = self._floor
+        out: list[int] = []
+        for p in state.lib.players:
+            held = p.held_object.name if p.held_object is not None else "nothing"
+            out += [floor[p.position], DIRS.index(p.orientation), ITEMS.index(held)]
+        soup = state.lib.objects.get(self._features["pot"][0])
+        if soup is None:
+            pot = 0
+        elif soup.is_idle:
+            pot = len(soup.ingredients)
+        else:
+            pot = COOKING + min(soup._cooking_tick, self.cook_time)  # the library keeps the tick private
+        return (*out, pot)
+
     def joint_value(self, state: KitchenState, joint: Sequence[str]) -> float:
-        raise NoExactModel(
-            "Overcooked has no exact joint value here: an exact search over both cooks, the pot and the four "
-            "counters is beyond this machine, so formal ToM-k agents cannot play it (LLM agents and Greedy can)."
-        )
+        """Q = -(1 + V*(s')) in the exact one-soup model; -inf for setting an item on a counter (see the module)."""
+        from tomlib.envs._kitchen import DELIVERED, OUT, UNREACHABLE
+
+        if state.delivered:
+            return 0.0
+        kitchen, index, value = self.exact
+        nxt = kitchen.step(self.compact(state), (ACTION_NAMES.index(joint[0]), ACTION_NAMES.index(joint[1])))  # type: ignore[arg-type]
+        if nxt == DELIVERED:
+            return -1.0
+        if nxt == OUT:
+            return float("-inf")
+        k = index.get(nxt)
+        v = int(value[k]) if k is not None else UNREACHABLE
+        return -(1.0 + (v if v < UNREACHABLE else 10 * self.horizon))
 
     def environment_actions(self, state: KitchenState, player: int) -> tuple[str, ...]:
         """A ToM-0 cook treats its partner as a fixed part of the kitchen: it stays where it is."""

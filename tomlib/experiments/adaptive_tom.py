@@ -141,6 +141,7 @@ def check_parameters(
     llm_agents: Any = None,
     tie_break: str = "independent",
     tie_epsilon: Any = 0.0,
+    fig3_episode: Any = 0,
 ) -> None:
     """Notebooks 01-05's parameters, before any work: whole repetition counts, a configured model (or "" for
     none), a known mode, known task and agent names, and a tie model."""
@@ -153,6 +154,7 @@ def check_parameters(
     check_whole("episodes", episodes, 1)
     check_whole("llm_episodes", llm_episodes, 1)
     check_whole("seed", seed, None)
+    check_whole("fig3_episode", fig3_episode, 0)
     if not isinstance(model, str):
         raise TypeError(f'parameter model must be a model name from configs/models.yaml or ""; got {model!r}')
     if model:
@@ -679,6 +681,64 @@ def plot_fig3(table: pd.DataFrame) -> Any:
     grid.set_axis_labels("step", "normalized expert weight")
     grid.set_titles("{row_name}: A-ToM (Hedge) with {col_name}")
     return grid.figure
+
+
+def fig3_episode(
+    run: Reproduction, *, task: str = "overcooked", episode: int = 0, results: str | None = None
+) -> pd.DataFrame:
+    """Fig. 3 as the paper draws it: the normalized expert weights of A-ToM (Hedge, seat 1) over the steps of one
+    episode, with each partner; ``first_update`` marks the first step after which the weights moved (the paper's
+    stars at step 5)."""
+    from tomlib.trace import load_runs
+
+    events = load_runs(results, run_ids=[run.run_id], kinds=["expert_weights"])
+    events = events[(events["agent"] == "player1") & (events["episode"] == episode)]
+    events = events[events["condition"].astype(str).str.startswith(f"{task}:")]
+    rows = []
+    for condition, part in events.groupby("condition", sort=True):
+        partner = str(condition).split(" vs ")[1]
+        part = part.sort_values("step")
+        probs = [p["probabilities"] for p in part["payload"]]
+        moved = next((int(s) for s, a, b in zip(part["step"], probs, probs[1:], strict=False) if a != b), None)
+        for step, weights in zip(part["step"], probs, strict=True):
+            for k, w in enumerate(weights):
+                rows.append(
+                    {
+                        "task": task,
+                        "player2": partner,
+                        "episode": episode,
+                        "step": int(step),
+                        "expert": f"ToM-{k}",
+                        "value": round(float(w), 4),
+                        "first_update": moved,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def plot_fig3_episode(frame: pd.DataFrame) -> Any:
+    """One panel per partner: P^(0), P^(1), P^(2) over one episode's steps, a star at the first update."""
+    import matplotlib.pyplot as plt
+
+    partners = list(dict.fromkeys(frame["player2"]))
+    fig, axes = plt.subplots(1, len(partners), figsize=(5.2 * len(partners), 3.2), squeeze=False, sharey=True)
+    for ax, partner in zip(axes[0], partners, strict=True):
+        part = frame[frame["player2"] == partner]
+        for i, (expert, rows) in enumerate(part.groupby("expert", sort=True)):
+            ax.plot(rows["step"], rows["value"], color=f"C{i}", lw=2.2 - 0.5 * i, label=f"P({expert})")
+            moved = rows["first_update"].iloc[0]
+            if pd.notna(moved):
+                hit = rows[rows["step"].isin([moved, moved + 1])]
+                ax.scatter(hit["step"], hit["value"], marker="*", s=90, color=f"C{i}", zorder=3)
+        ax.set_title(
+            f"{part['task'].iloc[0]}, episode {part['episode'].iloc[0]}: A-ToM (Hedge) with {partner}", fontsize=9
+        )
+        ax.set_xlabel("step")
+        ax.set_ylim(-0.03, 1.03)
+    axes[0][0].set_ylabel("normalized expert weight")
+    axes[0][-1].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
 
 
 def plot_atom(table: pd.DataFrame, source: str) -> Any:

@@ -1,0 +1,148 @@
+"""An exact model of the one-soup Overcooked task: both cooks, the pot, no counters; the value of every state.
+
+The kitchen's full joint state (two cooks' cells, facings and held items, the pot, and four counters that may each
+hold an item) is too large to solve here, but the task never needs a counter: nothing has to be set down to cook
+and deliver one soup. So the model leaves the counters out. A joint action that would put an item on a counter
+leaves the model (its value is -inf, so a formal agent never chooses it); every other joint action follows
+overcooked-ai 1.1.0's transition exactly (interacts in player order, then movement with its collision rule, then
+the cooking tick), plus the paper's rule that a full pot starts cooking by itself. ``tests/envs`` replays random
+joint actions through both and compares every step.
+
+A state is a tuple ``(pos0, facing0, held0, pos1, facing1, held1, pot)`` of small integers: a cell index into the
+floor cells, a direction index, a held item (none, onion, dish, soup) and the pot (0-2 onions, then
+``COOKING + tick`` while it cooks, then ``READY``). :func:`solve` enumerates every state reachable from the start
+and computes V*(s), the fewest steps to the first delivery with both cooks playing optimally, by value iteration
+over a transition table held in numpy.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+DIRS = ((0, -1), (0, 1), (-1, 0), (1, 0))  # up, down, left, right, as (dx, dy)
+ACTIONS = ("up", "down", "left", "right", "stay", "interact")
+NOTHING, ONION, DISH, SOUP = 0, 1, 2, 3
+ITEMS = ("nothing", "onion", "dish", "soup")
+COOKING = 3  # pot values 0-2: onions in an idle pot; COOKING + tick while cooking; READY when done
+UNREACHABLE = np.iinfo(np.int32).max
+OUT = -1  # a joint action that leaves the model (an item set on a counter)
+DELIVERED = -2  # a joint action that delivers the soup
+
+State = tuple[int, int, int, int, int, int, int]
+
+
+@dataclass
+class Kitchen:
+    """The one-soup task on a layout with one pot: terrain, floor cells, the start, and the cook time."""
+
+    grid: Sequence[str]
+    start: State
+    cook_time: int = 20
+    floor: list[tuple[int, int]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.grid = ["".join(" " if ch.isdigit() else ch for ch in row) for row in self.grid]  # start cells are floor
+        self.floor = [(x, y) for y, row in enumerate(self.grid) for x, ch in enumerate(row) if ch == " "]
+        self.cell = {xy: i for i, xy in enumerate(self.floor)}
+        pots = [(x, y) for y, row in enumerate(self.grid) for x, ch in enumerate(row) if ch == "P"]
+        if len(pots) != 1:
+            raise ValueError(f"the exact kitchen model needs a layout with one pot; this one has {len(pots)}")
+        self.ready = COOKING + self.cook_time
+
+    def terrain(self, x: int, y: int) -> str:
+        return self.grid[y][x] if 0 <= y < len(self.grid) and 0 <= x < len(self.grid[y]) else "#"
+
+    # -- one step, as overcooked-ai takes it ------------------------------------------------------------------
+    def _interact(self, cell: int, facing: int, held: int, pot: int) -> tuple[int, int] | int:
+        """(held, pot) after one cook interacts, or OUT / DELIVERED."""
+        x, y = self.floor[cell]
+        dx, dy = DIRS[facing]
+        kind = self.terrain(x + dx, y + dy)
+        if kind == "X":
+            return OUT if held != NOTHING else (held, pot)  # counters stay empty, so an empty hand finds nothing
+        if kind == "O" and held == NOTHING:
+            return ONION, pot
+        if kind == "D" and held == NOTHING:
+            return DISH, pot
+        if kind == "P":
+            if held == DISH and pot == self.ready:
+                return SOUP, 0
+            if held == ONION and pot < COOKING:
+                return NOTHING, pot + 1  # the third makes COOKING (tick 0): the paper's pot starts by itself
+        if kind == "S" and held == SOUP:
+            return DELIVERED
+        return held, pot
+
+    def _move(self, cell: int, facing: int, action: int) -> tuple[int, int]:
+        if action > 3:
+            return cell, facing
+        x, y = self.floor[cell]
+        dx, dy = DIRS[action]
+        return self.cell.get((x + dx, y + dy), cell), action
+
+    def step(self, s: State, joint: tuple[int, int]) -> State | int:
+        """The next state, or OUT / DELIVERED."""
+        c0, f0, h0, c1, f1, h1, pot = s
+        held = [h0, h1]
+        for p, (c, f) in enumerate(((c0, f0), (c1, f1))):
+            if joint[p] == 5:
+                got = self._interact(c, f, held[p], pot)
+                if isinstance(got, int):
+                    return got
+                held[p], pot = got
+        just_full = pot == COOKING and s[6] < COOKING  # the third onion: full and idle until the step ends
+        (n0, g0), (n1, g1) = self._move(c0, f0, joint[0]), self._move(c1, f1, joint[1])
+        if n0 == n1 or (n0 == c1 and n1 == c0):  # the same cell, or a swap: both stay (facing still turns)
+            n0, n1 = c0, c1
+        if COOKING <= pot < self.ready and not just_full:  # the cooking tick; a pot filled now starts at tick 0
+            pot += 1
+        return (n0, g0, held[0], n1, g1, held[1], pot)
+
+
+def solve(kitchen: Kitchen) -> tuple[dict[State, int], np.ndarray, np.ndarray]:
+    """Every state reachable from the start (index), the transition table ``nxt[i, a0 * 6 + a1]`` (a state index,
+    OUT or DELIVERED) and V*: the fewest steps to the first delivery (UNREACHABLE if none)."""
+    index: dict[State, int] = {kitchen.start: 0}
+    order: list[State] = [kitchen.start]
+    rows: list[list[int]] = []
+    joints = list(itertools.product(range(6), repeat=2))
+    i = 0
+    while i < len(order):
+        s = order[i]
+        row = []
+        for j in joints:
+            t = kitchen.step(s, j)
+            if isinstance(t, tuple):
+                k = index.get(t)
+                if k is None:
+                    k = index[t] = len(order)
+                    order.append(t)
+                row.append(k)
+            else:
+                row.append(t)
+        rows.append(row)
+        i += 1
+    nxt = np.array(rows, dtype=np.int32)
+    value = np.full(len(order), UNREACHABLE, dtype=np.int64)
+    value[(nxt == DELIVERED).any(axis=1)] = 1
+    targets = np.where(nxt >= 0, nxt, 0)
+    while True:
+        follow = np.where(nxt >= 0, value[targets], UNREACHABLE)
+        best = np.minimum(value, np.where(follow.min(axis=1) < UNREACHABLE, follow.min(axis=1) + 1, UNREACHABLE))
+        if np.array_equal(best, value):
+            break
+        value = best
+    return index, nxt, value
+
+
+@functools.lru_cache(maxsize=4)
+def solved(grid: tuple[str, ...], start: State, cook_time: int) -> tuple[Kitchen, dict[State, int], np.ndarray]:
+    """The kitchen, its state index and V*, solved once per process for a layout, start and cook time."""
+    kitchen = Kitchen(grid, start, cook_time)
+    index, _, value = solve(kitchen)
+    return kitchen, index, value
