@@ -61,3 +61,24 @@ def test_llm_atom_asks_each_hypothetical_level_once_per_step(make_model, server,
     # per step: partner L0, me L0, partner L1, me L1, partner L2 (5 hypothetical decisions) + the response,
     # plus the ToM-0 partner's own call
     assert server.n_requests == 2 * (6 + 1)
+
+
+def test_prompts_carry_the_last_joint_actions_where_the_game_allows(make_model, server, isolated: Path) -> None:  # type: ignore[no-untyped-def]
+    def users(history_steps: int, spec: str) -> list[str]:
+        server.requests.clear()
+        chat = make_model(json_mode="json_object_schema")
+        llm = LLMToM(chat, history_steps=history_steps)
+        agents = [LLMToMAgent(0, llm), LLMToMAgent(0, llm)]
+        asyncio.run(play_episode(load_game(spec), agents, seed=1, episode=0, condition=f"{spec}:{history_steps}"))
+        return [r["messages"][-1]["content"] for r in server.requests]
+
+    server.responder = always("stay")
+    grid = users(2, "grid(layout=game1,max_steps=4)")
+    seat1 = [u for u in grid if "You are Player 1" in u]
+    assert "last steps" not in seat1[0]  # nothing played yet
+    assert "- step 2: you stay, partner stay\n- step 3: you stay, partner stay" in seat1[3]  # the last two of three
+    assert "step 1:" not in seat1[3]
+    assert not any("last steps" in u for u in users(0, "grid(layout=game1,max_steps=4)"))  # the option to leave it out
+    server.responder = always("A")
+    # the matrix game's memory is the setting itself: no history there, whatever the window
+    assert not any("last steps" in u for u in users(5, "matrix(memory=1,rounds=3)"))

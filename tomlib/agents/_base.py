@@ -52,6 +52,7 @@ class Agent(abc.ABC):
         self.game, self.player, self.rng, self.emit = game, player, rng, emit
         self.site = site or Site()
         self.t = 0
+        self.history: list[tuple[str, str]] = []  # the joint actions played so far, in seat order
 
     @abc.abstractmethod
     async def act(self, state: Any) -> Decision:

@@ -66,6 +66,7 @@ async def play_episode(
         nxt = game.step(state, joint)
         for p, (agent, d) in enumerate(zip(agents, (d0, d1), strict=True)):
             agent.observe(state, joint, nxt)
+            agent.history.append(joint)
             agent.t += 1
             if log is not None:
                 log.event(

@@ -25,6 +25,11 @@ from tomlib.agents._base import SEATS, Agent, Decision, Predictor, Responder
 from tomlib.envs import Game
 from tomlib.llm import ChatModel, SampleKey, StructuredOutputError
 
+HISTORY_STEPS = 10
+"""How many of the last joint actions a prompt shows (0: none). A third party's reading of the authors' Overcooked
+code puts an action history in every step's prompt; its length is not known, and 10 steps keep a 100-step episode's
+prompts short. Games whose memory is the setting (the matrix game) show none whatever this is."""
+
 
 @lru_cache(maxsize=256)
 def reply_schema(legal: tuple[str, ...]) -> type[BaseModel]:
@@ -36,8 +41,11 @@ def reply_schema(legal: tuple[str, ...]) -> type[BaseModel]:
     )
 
 
-def decision_messages(game: Game, state: Any, seat: int, order: int, prediction: str | None) -> list[dict[str, str]]:
-    """Prompt for one decision of a ToM-``order`` player in ``seat`` (our wording)."""
+def decision_messages(
+    game: Game, state: Any, seat: int, order: int, prediction: str | None, history: str = ""
+) -> list[dict[str, str]]:
+    """Prompt for one decision of a ToM-``order`` player in ``seat`` (our wording); ``history`` is the game's
+    account of the last joint actions (:meth:`Game.describe_history`), or "" for none."""
     system = (
         "You are playing a cooperative two-player game. You and your partner share every point, act at the "
         "same time and cannot talk, so you have to coordinate by reasoning about each other. Answer in JSON."
@@ -52,7 +60,8 @@ def decision_messages(game: Game, state: Any, seat: int, order: int, prediction:
             f"You expect your partner to play {prediction!r} this step. Choose the action that works best "
             "together with that prediction."
         )
-    user = f"{game.describe(state, seat)}\n\n{guidance}\nGive a short thought, then your action."
+    past = f"{history}\n\n" if history else ""
+    user = f"{game.describe(state, seat)}\n\n{past}{guidance}\nGive a short thought, then your action."
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
@@ -60,9 +69,16 @@ class LLMToM:
     """The ToM and decision modules shared by LLM ToM-k agents, A-ToM's predictors and its responder."""
 
     def __init__(
-        self, chat: ChatModel, *, temperature: float = 0.1, max_tokens: int = 96, max_attempts: int = 3
+        self,
+        chat: ChatModel,
+        *,
+        temperature: float = 0.1,
+        max_tokens: int = 96,
+        max_attempts: int = 3,
+        history_steps: int = HISTORY_STEPS,
     ) -> None:
         self.chat = chat
+        self.history_steps = int(history_steps)
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.max_attempts = max_attempts
@@ -83,8 +99,10 @@ class LLMToM:
         )
         thought, fallback = "", None
         try:
+            past = agent.history[-self.history_steps :] if self.history_steps > 0 else []
+            first = len(agent.history) - len(past) + 1
             reply = await self.chat.complete_json(
-                decision_messages(game, state, seat, order, prediction),
+                decision_messages(game, state, seat, order, prediction, game.describe_history(past, seat, first)),
                 reply_schema(tuple(legal)),
                 sample_key=key,
                 temperature=self.temperature,

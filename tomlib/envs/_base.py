@@ -93,6 +93,14 @@ class Game(abc.ABC):
         """What the picture cannot show (held items, timers), for replays; empty when the picture says it all."""
         return ""
 
+    def describe_history(self, history: Sequence[tuple[str, str]], player: int, first_step: int = 1) -> str:
+        """Joint actions already played (oldest first, the first at step ``first_step``), from ``player``'s side, for
+        prompts; "" for none. Games whose observation is limited by design (the matrix game's memory) return ""."""
+        if not history:
+            return ""
+        lines = [f"- step {first_step + i}: you {j[player]}, partner {j[1 - player]}" for i, j in enumerate(history)]
+        return "What you and your partner did in the last steps (oldest first):\n" + "\n".join(lines)
+
     def describe_action(self, action: str) -> str:
         """A short gloss of an action for prompts (defaults to the action itself)."""
         return action

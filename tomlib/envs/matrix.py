@@ -97,6 +97,10 @@ class RepeatedMatrixGame(Game):
         hist = " ".join(f"{a}{b}" for a, b in state.history) or "-"
         return f"round {state.round}/{self.rounds}, points {state.points}, history {hist}"
 
+    def describe_history(self, history: Sequence[tuple[str, str]], player: int, first_step: int = 1) -> str:
+        """Nothing: what a player remembers of past rounds is the setting itself (Memory-1 or Memory-N)."""
+        return ""
+
     def describe(self, state: MatrixState, player: int) -> str:
         partner = 1 - player
         opts = ", ".join(self.options)

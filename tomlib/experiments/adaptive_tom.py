@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from tomlib.agents import AdaptiveToMAgent, Agent, EpisodeResult, FormalToMAgent, play_episode
-from tomlib.agents.llm import LLMPredictor, LLMResponder, LLMToM, LLMToMAgent
+from tomlib.agents.llm import HISTORY_STEPS, LLMPredictor, LLMResponder, LLMToM, LLMToMAgent
 from tomlib.agents.partners import GreedyAgent, PartnerUnavailable, pbt_partner
 from tomlib.envs import Game, NoExactModel, load_game
 from tomlib.experiments._checks import check_models, check_names, check_whole
@@ -62,6 +62,8 @@ class Setup:
     tie_break: str = "independent"
     """The formal agents' tie model (:func:`tomlib.tom.tie_stream`); the paper says nothing of ties."""
     tie_epsilon: float = 0.0
+    llm_history: int = HISTORY_STEPS
+    """How many of the last joint actions LLM agents see in each prompt (0: none; the matrix game shows none)."""
     carry_losses: bool = False
     """A-ToM's expert losses: afresh every episode (the default; the paper does not say) or carried across the
     episodes of a condition, which then run one after another with the same A-ToM agent."""
@@ -82,7 +84,7 @@ class Setup:
             order = int(spec.removeprefix("ToM-"))
             if self.chat is None:
                 return FormalToMAgent(order, tie_break=self.tie_break, tie_epsilon=self.tie_epsilon)  # type: ignore[arg-type]
-            return LLMToMAgent(order, LLMToM(self.chat, temperature=self.temperature))
+            return LLMToMAgent(order, LLMToM(self.chat, temperature=self.temperature, history_steps=self.llm_history))
         if spec in ATOM.values():
             algorithm = "ftl" if "FTL" in spec else "hedge"
             if self.chat is None:
@@ -92,7 +94,7 @@ class Setup:
                     tie_epsilon=self.tie_epsilon,
                     carry_losses=self.carry_losses,
                 )
-            llm = LLMToM(self.chat, temperature=self.temperature)
+            llm = LLMToM(self.chat, temperature=self.temperature, history_steps=self.llm_history)
             return AdaptiveToMAgent(
                 algorithm,  # type: ignore[arg-type]
                 predictor=LLMPredictor(llm),
@@ -142,6 +144,7 @@ def check_parameters(
     tie_break: str = "independent",
     tie_epsilon: Any = 0.0,
     fig3_episode: Any = 0,
+    llm_history: Any = HISTORY_STEPS,
 ) -> None:
     """Notebooks 01-05's parameters, before any work: whole repetition counts, a configured model (or "" for
     none), a known mode, known task and agent names, and a tie model."""
@@ -155,6 +158,7 @@ def check_parameters(
     check_whole("llm_episodes", llm_episodes, 1)
     check_whole("seed", seed, None)
     check_whole("fig3_episode", fig3_episode, 0)
+    check_whole("llm_history", llm_history, 0)
     if not isinstance(model, str):
         raise TypeError(f'parameter model must be a model name from configs/models.yaml or ""; got {model!r}')
     if model:
@@ -329,12 +333,19 @@ async def table1(
     chat: ChatModel | None = None,
     tie_break: str = "independent",
     tie_epsilon: float = 0.0,
+    llm_history: int = HISTORY_STEPS,
 ) -> Reproduction:
     """Table 1: the nine fixed-order pairs, in both seats, on every task (``tie_break``, ``tie_epsilon``: the formal
     agents' tie model, :func:`tomlib.tom.tie_stream`)."""
     cells = pair_cells(tasks, pairs)
     setup = Setup(
-        model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, tie_break=tie_break, tie_epsilon=tie_epsilon
+        model=model,
+        llm_mode=llm_mode,
+        temperature=temperature,
+        chat=chat,
+        tie_break=tie_break,
+        tie_epsilon=tie_epsilon,
+        llm_history=llm_history,
     )
     return await _run_table(
         "table1",
@@ -375,6 +386,7 @@ async def table2(
     tie_break: str = "independent",
     tie_epsilon: float = 0.0,
     carry_losses: bool = False,
+    llm_history: int = HISTORY_STEPS,
 ) -> Reproduction:
     """Table 2: A-ToM (FTL, Hedge) with ToM-0/1/2 partners in both seats, and with itself."""
     cells = []
@@ -390,6 +402,7 @@ async def table2(
         tie_break=tie_break,
         tie_epsilon=tie_epsilon,
         carry_losses=carry_losses,
+        llm_history=llm_history,
     )
     return await _run_table(
         "table2",
@@ -419,12 +432,19 @@ async def table4(
     chat: ChatModel | None = None,
     tie_break: str = "independent",
     tie_epsilon: float = 0.0,
+    llm_history: int = HISTORY_STEPS,
 ) -> Reproduction:
     """Table 4: the 3-action matrix game; LLMs at temperature 0.9, formal agents with random tie-breaking
     (two replies coordinate with every partner choice, so ties are where their randomness lives)."""
     cells = pair_cells(tasks, pairs)
     setup = Setup(
-        model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, tie_break=tie_break, tie_epsilon=tie_epsilon
+        model=model,
+        llm_mode=llm_mode,
+        temperature=temperature,
+        chat=chat,
+        tie_break=tie_break,
+        tie_epsilon=tie_epsilon,
+        llm_history=llm_history,
     )
     return await _run_table(
         "table4",
@@ -455,6 +475,7 @@ async def fig3(
     tie_break: str = "independent",
     tie_epsilon: float = 0.0,
     carry_losses: bool = False,
+    llm_history: int = HISTORY_STEPS,
 ) -> Reproduction:
     """Fig. 3: normalized expert weights P^(k) of A-ToM (Hedge, seat 1) over the steps of an episode, with a
     ToM-0 and with a ToM-1 partner, averaged over episodes (read back from the run log)."""
@@ -469,6 +490,7 @@ async def fig3(
         tie_break=tie_break,
         tie_epsilon=tie_epsilon,
         carry_losses=carry_losses,
+        llm_history=llm_history,
     )
     run = await _run_table(
         "fig3",
@@ -783,12 +805,20 @@ async def table3(
     run_id: str | None = None,
     chat: ChatModel | None = None,
     carry_losses: bool = False,
+    llm_history: int = HISTORY_STEPS,
 ) -> Reproduction:
     """Table 3: Overcooked cross-play. Every ordered pair of different agent types plays ``episodes``
     episodes; an agent type's cell is its mean time over all its episodes, in either seat."""
     from tqdm.auto import tqdm
 
-    setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, carry_losses=carry_losses)
+    setup = Setup(
+        model=model,
+        llm_mode=llm_mode,
+        temperature=temperature,
+        chat=chat,
+        carry_losses=carry_losses,
+        llm_history=llm_history,
+    )
     log = RunLog(
         f"{PAPER_ID}.table3",
         run_id=run_id,
