@@ -331,22 +331,12 @@ async def table1(
     progress: bool = True,
     run_id: str | None = None,
     chat: ChatModel | None = None,
-    tie_break: str = "independent",
-    tie_epsilon: float = 0.0,
-    llm_history: int = HISTORY_STEPS,
+    **options: Any,
 ) -> Reproduction:
-    """Table 1: the nine fixed-order pairs, in both seats, on every task (``tie_break``, ``tie_epsilon``: the formal
-    agents' tie model, :func:`tomlib.tom.tie_stream`)."""
+    """Table 1: the nine fixed-order pairs, in both seats, on every task. ``options``: :class:`Setup`'s agent options
+    (the tie model, A-ToM's losses, the LLM prompts' history), as in every table below."""
     cells = pair_cells(tasks, pairs)
-    setup = Setup(
-        model=model,
-        llm_mode=llm_mode,
-        temperature=temperature,
-        chat=chat,
-        tie_break=tie_break,
-        tie_epsilon=tie_epsilon,
-        llm_history=llm_history,
-    )
+    setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, **options)
     return await _run_table(
         "table1",
         cells,
@@ -383,10 +373,7 @@ async def table2(
     progress: bool = True,
     run_id: str | None = None,
     chat: ChatModel | None = None,
-    tie_break: str = "independent",
-    tie_epsilon: float = 0.0,
-    carry_losses: bool = False,
-    llm_history: int = HISTORY_STEPS,
+    **options: Any,
 ) -> Reproduction:
     """Table 2: A-ToM (FTL, Hedge) with ToM-0/1/2 partners in both seats, and with itself."""
     cells = []
@@ -394,16 +381,7 @@ async def table2(
         for algo, a, b in table2_pairs(algorithms):
             players = (ATOM[algo] if a == "A-ToM" else a, ATOM[algo] if b == "A-ToM" else b)
             cells.append(({"algorithm": algo, "player1": a, "player2": b}, players, task))
-    setup = Setup(
-        model=model,
-        llm_mode=llm_mode,
-        temperature=temperature,
-        chat=chat,
-        tie_break=tie_break,
-        tie_epsilon=tie_epsilon,
-        carry_losses=carry_losses,
-        llm_history=llm_history,
-    )
+    setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, **options)
     return await _run_table(
         "table2",
         cells,
@@ -430,22 +408,12 @@ async def table4(
     progress: bool = True,
     run_id: str | None = None,
     chat: ChatModel | None = None,
-    tie_break: str = "independent",
-    tie_epsilon: float = 0.0,
-    llm_history: int = HISTORY_STEPS,
+    **options: Any,
 ) -> Reproduction:
     """Table 4: the 3-action matrix game; LLMs at temperature 0.9, formal agents with random tie-breaking
     (two replies coordinate with every partner choice, so ties are where their randomness lives)."""
     cells = pair_cells(tasks, pairs)
-    setup = Setup(
-        model=model,
-        llm_mode=llm_mode,
-        temperature=temperature,
-        chat=chat,
-        tie_break=tie_break,
-        tie_epsilon=tie_epsilon,
-        llm_history=llm_history,
-    )
+    setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, **options)
     return await _run_table(
         "table4",
         cells,
@@ -472,26 +440,14 @@ async def fig3(
     progress: bool = True,
     run_id: str | None = None,
     chat: ChatModel | None = None,
-    tie_break: str = "independent",
-    tie_epsilon: float = 0.0,
-    carry_losses: bool = False,
-    llm_history: int = HISTORY_STEPS,
+    **options: Any,
 ) -> Reproduction:
     """Fig. 3: normalized expert weights P^(k) of A-ToM (Hedge, seat 1) over the steps of an episode, with a
     ToM-0 and with a ToM-1 partner, averaged over episodes (read back from the run log)."""
     from tomlib.trace import load_runs
 
     cells = [({"player1": "A-ToM", "player2": p}, (ATOM["Hedge"], p), task) for task in tasks for p in partners]
-    setup = Setup(
-        model=model,
-        llm_mode=llm_mode,
-        temperature=temperature,
-        chat=chat,
-        tie_break=tie_break,
-        tie_epsilon=tie_epsilon,
-        carry_losses=carry_losses,
-        llm_history=llm_history,
-    )
+    setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, **options)
     run = await _run_table(
         "fig3",
         cells,
@@ -804,21 +760,13 @@ async def table3(
     progress: bool = True,
     run_id: str | None = None,
     chat: ChatModel | None = None,
-    carry_losses: bool = False,
-    llm_history: int = HISTORY_STEPS,
+    **options: Any,
 ) -> Reproduction:
     """Table 3: Overcooked cross-play. Every ordered pair of different agent types plays ``episodes``
     episodes; an agent type's cell is its mean time over all its episodes, in either seat."""
     from tqdm.auto import tqdm
 
-    setup = Setup(
-        model=model,
-        llm_mode=llm_mode,
-        temperature=temperature,
-        chat=chat,
-        carry_losses=carry_losses,
-        llm_history=llm_history,
-    )
+    setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, **options)
     log = RunLog(
         f"{PAPER_ID}.table3",
         run_id=run_id,
