@@ -70,6 +70,19 @@ def test_notebook_is_committed_without_outputs_and_has_parameters(path: Path) ->
     assert re.match(r"^\d\d_[a-z0-9_]+$", path.stem), "notebooks are named NN_<paper>_<experiment>"
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_code_cell_of_a_notebook_is_valid_python(path: Path) -> None:
+    """A typo in a cell fails here in a second, not after the series has run (top-level await as in a kernel)."""
+    import ast
+
+    cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+    for i, cell in enumerate(cells):
+        try:
+            compile("".join(cell["source"]), f"{path.name}: code cell {i}", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        except SyntaxError as e:
+            pytest.fail(f"{e.filename}, line {e.lineno}: {e.msg}")
+
+
 def test_readme_quick_start_is_the_two_commands_and_ci_runs_the_test_one() -> None:
     readme = (ROOT / "README.md").read_text()
     quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
