@@ -33,6 +33,14 @@ ensure_deps() {
     "$PY_BIN" -m venv "$VENV"
   fi
   stamp="$VENV/.tomlib-deps-${extras:-base}"
+  # a venv copied from another checkout imports that checkout's tomlib (kernels included): bind it to this one
+  local bound
+  bound=$("$VENV/bin/python" -c 'import pathlib, tomlib; print(pathlib.Path(tomlib.__file__).resolve().parent.parent)' \
+    2>/dev/null || true)
+  if [ -n "$bound" ] && [ "$bound" != "$(pwd -P)" ]; then
+    echo "reproduce.sh: $VENV imports tomlib from $bound, not from this checkout; reinstalling it here"
+    rm -f "$VENV"/.tomlib-deps-*
+  fi
   want=$("$VENV/bin/python" -c "import hashlib; print(hashlib.sha256(open('pyproject.toml', 'rb').read()).hexdigest())")
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     return 0

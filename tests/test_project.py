@@ -78,7 +78,8 @@ def test_every_code_cell_of_a_notebook_is_valid_python(path: Path) -> None:
     cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
     for i, cell in enumerate(cells):
         try:
-            compile("".join(cell["source"]), f"{path.name}: code cell {i}", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+            where = f"{path.name}: code cell {i}"
+            compile("".join(cell["source"]), where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
         except SyntaxError as e:
             pytest.fail(f"{e.filename}, line {e.lineno}: {e.msg}")
 

@@ -37,6 +37,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         overrides=parse_cli(args.parameters or (), args.parameters_yaml),
         sandbox=args.sandbox,
+        spend_to_budget=args.spend_to_budget,
     )
     report = build_report(args.results)
     print(summarize(outcomes))
@@ -61,6 +62,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         ship_results=args.ship_results,
         sandbox=args.sandbox,
+        spend_to_budget=args.spend_to_budget,
     )
     df = pd.read_csv(index, keep_default_na=False)
     failed = df[df["status"] != "ok"]
@@ -157,11 +159,19 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
+    import os
+
     from tomlib.llm import load_models
 
+    print(f"{'name':<20} {'kind':<7} {'key':<34} {'USD per 1k tokens in/out':<26} description")
     for name, cfg in load_models().items():
-        key = f"key in ${cfg.api_key_env}" if cfg.api_key_env else "no key"
-        print(f"{name:<20} {cfg.kind:<7} {key:<28} {cfg.description.strip()[:70]}")
+        key = "no key needed"
+        if cfg.api_key_env:
+            key = f"${cfg.api_key_env} " + ("set" if os.environ.get(cfg.api_key_env) else "NOT set")
+        prices = "free (local)" if cfg.kind == "local" else "no price: no --max-usd"
+        if cfg.price_per_1k_input is not None and cfg.price_per_1k_output is not None:
+            prices = f"{cfg.price_per_1k_input:g} / {cfg.price_per_1k_output:g}"
+        print(f"{name:<20} {cfg.kind:<7} {key:<34} {prices:<26} {' '.join(cfg.description.split())[:60]}")
     return 0
 
 
@@ -182,6 +192,12 @@ def _budget_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--max-tokens", type=_at_least_zero(int), default=None, help="stop live calls after this many tokens"
+    )
+    p.add_argument(
+        "--spend-to-budget",
+        action="store_true",
+        help="start a notebook whose cost estimate exceeds what is left of the budget anyway, and stop when the "
+        "budget is spent (without it such a notebook is refused before its first call)",
     )
 
 

@@ -65,7 +65,7 @@ def run_humaneval(chat, configs, tasks: int = 1):  # type: ignore[no-untyped-def
             benchmarks=["humaneval"],
             humaneval_tasks=tasks,
             progress=False,
-            on_estimate=None,
+            on_sandbox=None,
         )
     )
 

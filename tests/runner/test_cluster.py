@@ -46,7 +46,7 @@ def test_two_workers_give_the_serial_index_and_tables(isolated: Path) -> None:
     for jobs in (1, 2):
         index = sweep("03", g, jobs=jobs, profile=Profile(name="t"), name=f"j{jobs}", progress=False)
         df = pd.read_csv(index, keep_default_na=False)
-        assert list(df["status"]) == ["ok"] * 4 and set(df["tables"]) == {"adaptive_tom.table3"}
+        assert list(df["status"]) == ["ok"] * 4 and set(df["tables"]) == {"adaptive_tom.table3;adaptive_tom.weights"}
         results = pd.read_csv(index.with_name("results.csv"))
         assert {"run_id", "params.episodes", "params.seed", "params.model", "inputs", "value"} <= set(results.columns)
         frames[jobs] = (df.drop(columns=TIMING), results.drop(columns=["started", "finished"]))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tomlib.llm import get_model_config
+from tomlib.llm import announce_estimate, get_model_config
 
 
 @dataclass
@@ -21,6 +21,21 @@ class Estimate:
             f"{self.prompt_tokens + self.completion_tokens:,} tokens, {cost}. Recorded calls are reused and cost "
             "nothing."
         )
+
+    def __add__(self, other: Estimate) -> Estimate:
+        usd = None if self.usd is None or other.usd is None else self.usd + other.usd
+        return Estimate(
+            self.calls + other.calls,
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            usd,
+        )
+
+    def announce(self, model: str, note: str = "") -> None:
+        """Print the line before the first live call (on the runner's terminal too), and refuse the work when it
+        exceeds what is left of the run's budget (:func:`tomlib.llm.announce_estimate`)."""
+        line = self.line(model) + (f" ({note})" if note else "")
+        announce_estimate(line, tokens=self.prompt_tokens + self.completion_tokens, usd=self.usd)
 
 
 def price(model: str, calls: int, tokens_per_call: tuple[int, int]) -> Estimate:

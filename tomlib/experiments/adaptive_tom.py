@@ -241,8 +241,9 @@ def estimate(
 def _announce(setup: Setup, cells: Sequence[tuple[tuple[str, str], str]], episodes: int, tasks: dict[str, str]) -> None:
     """Print the estimate before live work (replayed calls cost nothing, so replay prints none)."""
     if setup.model != "formal" and setup.llm_mode != "replay":
-        line = estimate(setup.model, cells, episodes, tasks).line(setup.model)
-        print(f"{line} (an upper bound: every episode at its step limit)")
+        estimate(setup.model, cells, episodes, tasks).announce(
+            setup.model, "an upper bound: every episode at its step limit"
+        )
 
 
 async def _run_table(

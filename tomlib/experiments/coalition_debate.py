@@ -60,6 +60,19 @@ def estimate(model: str, judge: str, n_debates: int, rounds: int = 5) -> dict[st
     return {model: price(model, debater_calls, TOKENS_PER_CALL), judge: price(judge, judge_calls, TOKENS_PER_CALL)}
 
 
+def announce(model: str, judge: str, n_debates: int, llm_mode: str) -> None:
+    """Before live debates: each model's estimate, then the two together, which is what the budget must cover
+    (refused before any call when it does not: :meth:`Estimate.announce`); replay costs nothing and says nothing."""
+    if llm_mode == "replay":
+        return
+    parts = estimate(model, judge, n_debates)
+    if len(parts) > 1:
+        for name, est in parts.items():
+            print(est.line(name))
+    total = sum(parts.values(), Estimate(0, 0, 0, 0.0))
+    total.announce(" and ".join(parts), "debaters and judge together" if len(parts) > 1 else "")
+
+
 MECHANISMS = ("iclr", "neurips")
 """ToM with matching runs once per draft's mechanism: ICLR coalitions with adaptation, NeurIPS pairs."""
 

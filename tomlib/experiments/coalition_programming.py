@@ -135,7 +135,7 @@ async def run_programming(
     progress: bool = True,
     parallel: int = 8,
     chat: ChatModel | None = None,
-    on_estimate: Callable[[str], None] | None = print,
+    on_sandbox: Callable[[str], None] | None = print,
     pm_history: PMHistory = "full",
 ) -> Runs:
     """Every (task, condition, seed) episode for one model, then every engineer's code through the sandbox.
@@ -151,10 +151,10 @@ async def run_programming(
     isolation = require_sandbox()  # before any call is paid for: code that cannot be isolated is not run
     if chat is None:
         chat = ChatModel.from_name(model, mode=llm_mode)  # type: ignore[arg-type]
-    if on_estimate is not None:
-        on_estimate(describe_sandbox())
-        if llm_mode != "replay":
-            on_estimate(estimate(model, configs, len(tasks), seeds).line(model))
+    if on_sandbox is not None:
+        on_sandbox(describe_sandbox())
+    if llm_mode != "replay":  # before the first live call; refused here when it exceeds the budget
+        estimate(model, configs, len(tasks), seeds).announce(model)
     log = RunLog(
         experiment,
         results=results,

@@ -176,7 +176,7 @@ async def run_reasoning(
     progress: bool = True,
     parallel: int = 8,
     chat: ChatModel | None = None,
-    on_estimate: Callable[[str], None] | None = print,
+    on_sandbox: Callable[[str], None] | None = print,
     selection: str | None = None,
 ) -> ReasoningRuns:
     """Every (method, question, seed); code methods run on the first ``humaneval_tasks`` HumanEval tasks (0: all).
@@ -193,11 +193,10 @@ async def run_reasoning(
     if tasks:  # before any call is paid for: code that cannot be isolated is not run
         meta["sandbox"] = {"mode": sandbox_mode(), "isolation": list(require_sandbox())}
     chat = chat or ChatModel.from_name(model, mode=llm_mode)  # type: ignore[arg-type]
-    if on_estimate is not None:
-        if tasks:
-            on_estimate(describe_sandbox())
-        if llm_mode != "replay":
-            on_estimate(estimate(model, methods, len(questions), len(tasks), seeds).line(model))
+    if on_sandbox is not None and tasks:
+        on_sandbox(describe_sandbox())
+    if llm_mode != "replay":  # before the first live call; refused here when it exceeds the budget
+        estimate(model, methods, len(questions), len(tasks), seeds).announce(model)
     log = RunLog(experiment, results=results, meta=meta)
     log.observe(chat)
     cache = CheckCache()

@@ -182,8 +182,9 @@ def announce(
     """Print each model's estimate before live work (replayed calls cost nothing, so replay prints none)."""
     if llm_mode != "replay":
         for name in models:
-            line = estimate(name, configs, trials, params).line(name)
-            print(f"{line} (an upper bound: every turn using all {MAX_TRIES} tries)")
+            estimate(name, configs, trials, params).announce(
+                name, f"an upper bound: every turn using all {MAX_TRIES} tries"
+            )
 
 
 async def fig5(

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from tomlib.llm._budget import Budget, BudgetLedger, default_ledger, read_ledger
+from tomlib.llm._budget import Budget, BudgetLedger, announce_estimate, default_ledger, read_ledger
 from tomlib.llm._client import (
     MODES,
     CallRecord,
@@ -25,6 +25,7 @@ from tomlib.llm._config import ModelConfig, get_model_config, load_models
 from tomlib.llm._errors import (
     BudgetExceeded,
     ConfigError,
+    EstimateOverBudget,
     LLMError,
     LocalModelError,
     MissingKeyError,
@@ -76,6 +77,7 @@ __all__ = [
     "ChatModel",
     "Completion",
     "ConfigError",
+    "EstimateOverBudget",
     "JsonCompletion",
     "LLMError",
     "LocalModelError",
@@ -92,6 +94,7 @@ __all__ = [
     "StructuredOutputError",
     "TranscriptError",
     "Usage",
+    "announce_estimate",
     "build_request",
     "complete",
     "complete_json",

@@ -33,11 +33,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tomlib.llm._errors import BudgetExceeded
+from tomlib.llm._errors import BudgetExceeded, EstimateOverBudget
 
 ENV_MAX_TOKENS = "TOMLIB_MAX_TOKENS"
 ENV_MAX_USD = "TOMLIB_MAX_USD"
 ENV_LEDGER = "TOMLIB_SPEND_LEDGER"
+ENV_ESTIMATES = "TOMLIB_ESTIMATES"  # a file the runner watches: each estimate line reaches its terminal at once
+ENV_SPEND_TO_BUDGET = "TOMLIB_SPEND_TO_BUDGET"  # "1": start live work whose estimate exceeds the budget anyway
 STALE_HOLD_S = 900.0  # a hold from another host older than this is taken as lost (its call cannot last that long)
 POLL_S = 0.05  # how often a call waiting on other processes' reservations looks again
 
@@ -275,3 +277,33 @@ def default_ledger() -> BudgetLedger:
         _default.clear()
         _default[pid] = BudgetLedger.from_env()
     return _default[pid]
+
+
+def announce_estimate(line: str, *, tokens: int, usd: float | None) -> None:
+    """Say what live work is about to cost, before its first call: in the notebook, and through ``TOMLIB_ESTIMATES``
+    on the runner's terminal. Then refuse it (:class:`EstimateOverBudget`, nothing sent) when the estimate exceeds
+    what is left of the run's budget, unless ``TOMLIB_SPEND_TO_BUDGET=1`` (``--spend-to-budget``) lets it spend up to
+    the budget and stop there."""
+    print(line, flush=True)
+    channel = os.environ.get(ENV_ESTIMATES)
+    if channel:
+        with open(channel, "a", encoding="utf-8") as fh:
+            fh.write(" ".join(line.split()) + "\n")
+    led = default_ledger()
+    if not led.budget.limited or os.environ.get(ENV_SPEND_TO_BUDGET) == "1":
+        return
+    with led._lock, led._file_lock():
+        led._refresh()
+    b, over = led.budget, []
+    if b.max_usd is not None and usd is not None and usd > b.max_usd - led.spent_usd:
+        over.append((f"about ${usd:,.2f}", f"${max(0.0, b.max_usd - led.spent_usd):,.2f}", f"--max-usd {usd:.2f}"))
+    if b.max_tokens is not None and tokens > b.max_tokens - led.spent_tokens:
+        left = max(0, b.max_tokens - led.spent_tokens)
+        over.append((f"about {tokens:,} tokens", f"{left:,} tokens", f"--max-tokens {tokens}"))
+    if over:
+        need, left, flag = over[0]
+        raise EstimateOverBudget(
+            f"Refused before spending: this work is estimated at {need} but {left} of the budget is left. Raise the "
+            f"budget ({flag} or more), or pass --spend-to-budget to spend up to the budget and stop there (a rerun "
+            "with a larger budget resumes; recorded calls are free, so a resumed run costs less than its estimate)."
+        )

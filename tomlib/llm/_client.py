@@ -15,6 +15,7 @@ import logging
 import os
 import random
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
@@ -28,7 +29,7 @@ from tomlib.llm._errors import ConfigError, ModelCallFailed, ReplayMiss, Structu
 from tomlib.llm._json import parse_reply, reask_message, response_format_for, schema_instruction
 from tomlib.llm._local import LocalServer
 from tomlib.llm._loop import on_engine, run_sync
-from tomlib.llm._miss import explain_miss, rerecord_hint
+from tomlib.llm._miss import explain_miss, moved_endpoint, rerecord_hint
 from tomlib.llm._request import (
     Message,
     SampleKey,
@@ -171,6 +172,7 @@ class ChatModel:
         self.concurrency = concurrency or config.concurrency
         self.usage = Usage()
         self._observers: list[Callable[[CallRecord], None]] = []
+        self._warned_moved = False  # said once whether the live calls were recorded under another endpoint
         self._client: openai.AsyncOpenAI | None = None
         self._sem: asyncio.Semaphore | None = None
         self._server: LocalServer | None = None
@@ -373,6 +375,10 @@ class ChatModel:
                 f"(key {key[:12]}). This run is in replay mode, which only reads recorded responses."
                 f"{explain_miss(self.store, request)} To call the model live: {rerecord_hint(self.config)}."
             )
+        if stored is None and not self._warned_moved:  # the first live call: would a moved server pay again?
+            self._warned_moved = True
+            for line in await asyncio.to_thread(moved_endpoint, self.store, request, self.name):
+                warnings.warn(f"Paying again for recorded calls? {line}", stacklevel=2)
         if stored is None:
             # redacted before anyone sees it, so a live reply and its replay are the same text
             stored = self.store.redact(await self._live(request))

@@ -25,6 +25,10 @@ class BudgetExceeded(LLMError):
     """The token or money budget is spent; new live calls are refused."""
 
 
+class EstimateOverBudget(BudgetExceeded):
+    """A notebook's estimated live spend exceeds what is left of the budget; refused before any call is sent."""
+
+
 class ModelCallFailed(LLMError):
     """A live call failed for good (non-retryable error, or retries exhausted)."""
 

@@ -22,12 +22,28 @@ def explain_miss(store: ResponseStore, request: dict[str, Any]) -> str:
             "A response for this call site was recorded, but the request changed since: "
             f"{describe_change(same_len[0], request)}."
         )
+    else:
+        notes += moved_endpoint(store, request)
     experiment = request["sample_key"]["experiment"]
     for path, problem in store.transcript_problems.items():
         stem = os.path.basename(path).removesuffix(".jsonl.gz")
         if experiment == stem or experiment.startswith(stem + ".") or stem.startswith(experiment):
             notes.append(f"Its transcript could not be read: {problem}")
     return (" " + " ".join(notes)) if notes else ""
+
+
+def moved_endpoint(store: ResponseStore, request: dict[str, Any], name: str = "") -> list[str]:
+    """The hint for a call recorded under another endpoint of the same served model (a server moved to another
+    port or host): the ``endpoint_id`` that makes those recordings count again."""
+    elsewhere = store.endpoints_elsewhere(request)
+    if not elsewhere:
+        return []
+    who = f"model '{name}'" if name else "this model"
+    return [
+        f"The same model answered this call site under another endpoint ({', '.join(elsewhere)}); the endpoint is "
+        f"part of the key, so if it is the same server moved, set `endpoint_id: {elsewhere[0]}` on {who} in "
+        "configs/models.yaml and those recordings answer again."
+    ]
 
 
 def rerecord_hint(config: ModelConfig) -> str:

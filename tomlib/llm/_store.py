@@ -248,6 +248,16 @@ class ResponseStore:
         ).fetchall()
         return [json.loads(r[0]) for r in rows]
 
+    def endpoints_elsewhere(self, request: dict[str, Any]) -> list[str]:
+        """Other endpoints under which the same served model answered this call site: a recording that a moved
+        server (another port) no longer finds, since the endpoint is part of the key (see ``endpoint_id``)."""
+        m = request["model"]
+        rows = self._query(
+            "SELECT DISTINCT model FROM responses WHERE sample_label = ? AND model LIKE ? AND model != ? LIMIT 5",
+            (_sample_label(request), f"%#{m['model']}", model_label(request)),
+        ).fetchall()
+        return sorted(str(r[0]).rsplit("#", 1)[0] for r in rows)
+
     def stats(self) -> list[dict[str, Any]]:
         """Counts and token totals per experiment and model."""
         rows = self._query(

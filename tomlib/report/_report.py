@@ -152,6 +152,38 @@ def readings_of(paper_id: str, notebook: str | None = None) -> pd.DataFrame:
     return frame[keep].drop(columns="shown in").reset_index(drop=True)
 
 
+def _when(t: object) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(t))) if isinstance(t, (int, float)) else "?"
+
+
+def provenance(root: Path, table: str, stamps: dict[str, dict[str, object]]) -> tuple[str, str]:
+    """Where a table came from, in words (notebook, profile, finished, parameters, from ``tables/<name>.run.json``),
+    and a warning when its notebook was attempted again since (the table is then an earlier run's) or the CSV was
+    rewritten by a run the runner did not record."""
+    path = root / "tables" / f"{table}.run.json"
+    if not path.exists():
+        return "Written outside the runner (no run record): its parameters are not known here.", ""
+    run = json.loads(path.read_text())
+    given = ", ".join(f"{k}={v}" for k, v in sorted((run.get("parameters") or {}).items()))
+    params = f"{given}, the rest at the notebook's defaults" if given else "the notebook's defaults"
+    how = "" if run.get("status") == "ok" else f" (a {run.get('status')} run: the table was written before it stopped)"
+    origin = (
+        f"From `{run.get('name')}`, profile `{run.get('profile')}`, finished {_when(run.get('finished'))}{how}; "
+        f"parameters: {params}."
+    )
+    last = stamps.get(str(run.get("name")), {})
+    finished, attempted = run.get("finished"), last.get("finished")
+    if isinstance(finished, (int, float)) and isinstance(attempted, (int, float)) and attempted > finished + 1:
+        return origin, (
+            f"`{run.get('name')}` was run again at {_when(attempted)} ({last.get('status')}) with parameters that did "
+            "not rewrite this table, so it is from the earlier run above."
+        )
+    csv = root / "tables" / f"{table}.csv"
+    if isinstance(finished, (int, float)) and csv.exists() and csv.stat().st_mtime > finished + 5:
+        return origin, f"the CSV was rewritten at {_when(csv.stat().st_mtime)} by a run the runner did not record."
+    return origin, ""
+
+
 def build_report(results: str | os.PathLike[str] | None = None) -> Path:
     """Write REPORT.md and REPORT.html under ``results`` and return the markdown path."""
     root = results_dir(results)
@@ -198,13 +230,18 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
         md.append("(none executed yet: run `./reproduce.sh`)")
     for name, nb in notebooks:
         status, error = nb.get("status", "?"), nb.get("error")
+        good = nb.get("last_ok")
+        page = f"{name}.failed" if good else name
+        kept = f" The last good run (finished {_when(good.get('finished'))}) is kept" if isinstance(good, dict) else ""
         md.append(
-            f"- `{name}`: {status} ([html](notebooks/{name}.html), [notebook](notebooks/{name}.ipynb))"
+            f"- `{name}`: {status} ([html](notebooks/{page}.html), [notebook](notebooks/{page}.ipynb))"
             + (f": {error}" if error else "")
+            + (f".{kept}: [html](notebooks/{name}.html)." if kept else "")
         )
         hs.append(
-            f"<li><a href='notebooks/{name}.html'><code>{name}</code></a>: {html.escape(str(status))}"
+            f"<li><a href='notebooks/{page}.html'><code>{name}</code></a>: {html.escape(str(status))}"
             + (f": {html.escape(str(error))}" if error else "")
+            + (f".{html.escape(kept)}: <a href='notebooks/{name}.html'>html</a>." if kept else "")
             + "</li>"
         )
     hs.append("</ul>")
@@ -216,6 +253,11 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
         for t in paper.tables:
             md += [f"### `{t.name}`", "", f"> {t.caption}", ""]
             hs += [f"<h3><code>{t.name}</code></h3>", f"<p><i>{html.escape(t.caption)}</i></p>"]
+            origin, warn = provenance(root, t.name, dict(notebooks))
+            md += [f"*{origin}*", ""] + ([f"> **Stale:** {warn}", ""] if warn else [])
+            hs.append(f"<p><i>{html.escape(origin)}</i></p>")
+            if warn:
+                hs.append(f"<p style='background:#fff3cd;padding:4px'><b>Stale:</b> {html.escape(warn)}</p>")
             links = [f"[CSV](tables/{t.name}.csv)"]
             hlinks = [f"<a href='tables/{t.name}.csv'>CSV</a>"]
             if t.notebook:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tomlib.errors import UsageError
-from tomlib.llm._budget import ENV_LEDGER
+from tomlib.llm._budget import ENV_ESTIMATES, ENV_LEDGER, ENV_SPEND_TO_BUDGET
 from tomlib.paths import store_path
 from tomlib.report._tables import ENV_TABLES_MANIFEST
 from tomlib.runner._papermill import environ, execute_one
@@ -37,7 +37,7 @@ from tomlib.trace._runs import compress_finished
 
 # Passed from the driver to every task. Paths apply only where the worker shares the driver's filesystem.
 PATH_VARS = ("TOMLIB_ROOT", "TOMLIB_CONFIGS", "TOMLIB_RESULTS", "TOMLIB_TRANSCRIPTS", "TOMLIB_STORE", ENV_LEDGER)
-PLAIN_VARS = ("TOMLIB_LLM_MODE", "TOMLIB_MAX_TOKENS", "TOMLIB_MAX_USD", SANDBOX_ENV)
+PLAIN_VARS = ("TOMLIB_LLM_MODE", "TOMLIB_MAX_TOKENS", "TOMLIB_MAX_USD", ENV_SPEND_TO_BUDGET, SANDBOX_ENV)
 
 
 @dataclass
@@ -54,6 +54,7 @@ class NotebookTask:
     token: tuple[str, str]  # a file the driver wrote and its content: a worker that reads it shares the filesystem
     ship: bool = False  # send results back even when the filesystem is shared (what a remote worker does)
     spent: tuple[int, float] = (0, 0.0)  # the run's spend when submitted: where a remote worker's ledger starts
+    keep: bool = False  # ``output`` is a good executed notebook: a failed attempt goes beside it, not over it
 
 
 @dataclass
@@ -71,6 +72,26 @@ class TaskOutcome:
     files: bytes = b""  # tar.gz of the run's results folder, plus ``__notebook__.ipynb``
     responses: bytes = b""  # gzip JSONL transcript of the responses recorded during the task
     ledger: bytes = b""  # the task's budget ledger lines (remote workers only)
+    output: str = ""  # where the executed notebook is (the failed copy's path when a good one was kept)
+
+
+def failed_copy(output: str | os.PathLike[str]) -> Path:
+    """Where a failed attempt goes when a good executed notebook is kept: ``<name>.failed.ipynb`` beside it."""
+    out = Path(output)
+    return out.with_name(f"{out.stem}.failed{out.suffix}")
+
+
+def settle_output(task: NotebookTask, status: str, attempt: Path) -> Path:
+    """Move the executed ``attempt`` where it belongs: over the output when it succeeded (a stale failed copy and its
+    page go), beside a kept good notebook when it failed; returns the path."""
+    target = failed_copy(task.output) if status != "ok" and task.keep else Path(task.output)
+    if status == "ok":
+        for stale in (failed_copy(task.output), failed_copy(task.output).with_suffix(".html")):
+            stale.unlink(missing_ok=True)
+    if attempt.exists() and attempt != target:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(attempt, target)
+    return target
 
 
 def driver_env() -> dict[str, str]:
@@ -150,6 +171,51 @@ def watch_cells(client: Any, show: Callable[[str], None]) -> None:
     client.subscribe_topic(CELLS_TOPIC, handler)
 
 
+ESTIMATES_TOPIC = "tomlib-estimates"
+
+
+def watch_estimates(client: Any, show: Callable[[str], None]) -> None:
+    """Call ``show`` with "<notebook>: <estimate line>" as soon as a kernel announces what its live work costs."""
+    client.subscribe_topic(ESTIMATES_TOPIC, lambda event: show(f"{event[1]['key']}: {event[1]['line']}"))
+
+
+@contextlib.contextmanager
+def _forward_estimates(path: Path, key: str) -> Iterator[None]:
+    """While the notebook runs, send every line its kernel appends to ``path`` (``TOMLIB_ESTIMATES``) to the driver
+    within a tenth of a second, as a dask event (printed here when not on a worker)."""
+    from distributed import get_worker
+
+    try:
+        worker: Any = get_worker()
+    except ValueError:
+        worker = None
+    stop, sent = threading.Event(), [0]
+
+    def send() -> None:
+        if not path.exists():
+            return
+        lines = path.read_text(encoding="utf-8").split("\n")[:-1]  # a line still being written waits
+        for line in lines[sent[0] :]:
+            if worker is not None:
+                worker.log_event(ESTIMATES_TOPIC, {"key": key, "line": line})
+            else:
+                print(f"{key}: {line}", flush=True)
+        sent[0] = max(sent[0], len(lines))
+
+    def loop() -> None:
+        while not stop.wait(0.1):
+            send()
+
+    thread = threading.Thread(target=loop, name=f"estimates-{key}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        send()
+
+
 def execute_task(task: NotebookTask) -> TaskOutcome:
     """Run on a worker: execute the notebook in place, or in a scratch folder whose results are shipped back."""
     shared = not task.ship and _sees(task.token)
@@ -159,9 +225,11 @@ def execute_task(task: NotebookTask) -> TaskOutcome:
         scratch = Path(tmp)
         manifest, runs = scratch / "tables.txt", scratch / "runs.txt"
         env[ENV_TABLES_MANIFEST], env[ENV_RUNS_MANIFEST] = str(manifest), str(runs)
+        env[ENV_ESTIMATES] = str(scratch / "estimates.txt")
         params = dict(task.params)
-        if shared:
-            notebook, output, results = Path(task.notebook), Path(task.output), Path(task.results)
+        if shared:  # executed into a file of its own, then moved over the output or beside a kept good one
+            notebook, results = Path(task.notebook), Path(task.results)
+            output = Path(task.output).with_name(f".{Path(task.output).stem}.attempt-{os.getpid()}.ipynb")
         else:
             notebook = scratch / Path(task.notebook).name
             notebook.write_bytes(task.source)
@@ -173,7 +241,7 @@ def execute_task(task: NotebookTask) -> TaskOutcome:
                 (scratch / "ledger.jsonl").write_text(seed + "\n")
                 env[ENV_LEDGER] = str(scratch / "ledger.jsonl")
         started = time.time()
-        with environ(env):
+        with environ(env), _forward_estimates(scratch / "estimates.txt", task.key):
             status, seconds, error = execute_one(notebook, output, params, on_cell=_cell_reporter(task.key))
             if runs.exists():  # the run logs this notebook wrote, now closed
                 compress_finished([Path(line) for line in runs.read_text().split("\n") if line])
@@ -182,7 +250,9 @@ def execute_task(task: NotebookTask) -> TaskOutcome:
         outcome = TaskOutcome(
             status, seconds, error, sorted(set(tables)), host, started, time.time(), shared, responses=responses
         )
-        if not shared:
+        if shared:
+            outcome.output = str(settle_output(task, status, output))
+        else:
             outcome.files = _tar(results, output)
             ledger = scratch / "ledger.jsonl"
             outcome.ledger = ledger.read_bytes().split(b"\n", 1)[1] if ledger.exists() else b""
@@ -196,7 +266,11 @@ def receive(task: NotebookTask, outcome: TaskOutcome) -> None:
         return
     from tomlib.llm import ResponseStore
 
-    results, output = Path(task.results), Path(task.output)
+    results = Path(task.results)
+    output = failed_copy(task.output) if outcome.status != "ok" and task.keep else Path(task.output)
+    outcome.output = str(output)
+    if outcome.status == "ok":
+        settle_output(task, "ok", output)  # drops a stale failed copy
     if outcome.files:
         with tarfile.open(fileobj=io.BytesIO(outcome.files), mode="r:gz") as tar:
             for member in tar.getmembers():

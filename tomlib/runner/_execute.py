@@ -16,7 +16,7 @@ from typing import Any
 
 from tomlib.errors import UsageError
 from tomlib.llm import Budget, read_ledger
-from tomlib.llm._budget import ENV_LEDGER, ENV_MAX_TOKENS, ENV_MAX_USD
+from tomlib.llm._budget import ENV_LEDGER, ENV_MAX_TOKENS, ENV_MAX_USD, ENV_SPEND_TO_BUDGET
 from tomlib.paths import configs_dir, data_dir, portable, project_root, results_dir, webdeps_dir
 from tomlib.redact import redact_text
 from tomlib.runner._cluster import (
@@ -26,8 +26,10 @@ from tomlib.runner._cluster import (
     open_client,
     run_tasks,
     watch_cells,
+    watch_estimates,
     write_token,
 )
+from tomlib.runner._models import check_models
 from tomlib.runner._papermill import environ
 from tomlib.runner._params import check_values
 from tomlib.runner._profiles import Profile, load_profile
@@ -224,17 +226,20 @@ def check_writable(directory: Path) -> None:
 
 
 @contextlib.contextmanager
-def budget_env(budget: Budget | None, results: Path) -> Iterator[Path | None]:
-    """Hand a run-wide budget to every notebook kernel: limits and a ledger file in the environment."""
+def budget_env(budget: Budget | None, results: Path, spend_to_budget: bool = False) -> Iterator[Path | None]:
+    """Hand a run-wide budget to every notebook kernel: limits and a ledger file (created now, so the path the
+    runner prints exists) in the environment; ``spend_to_budget`` lets kernels start work estimated above it."""
     if budget is None or not budget.limited:
         yield None
         return
     ledger = results / "budget" / f"spend-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.jsonl"
     ledger.parent.mkdir(parents=True, exist_ok=True)
+    ledger.touch()
     env = {
         ENV_MAX_TOKENS: str(budget.max_tokens) if budget.max_tokens is not None else "",
         ENV_MAX_USD: str(budget.max_usd) if budget.max_usd is not None else "",
         ENV_LEDGER: str(ledger),
+        ENV_SPEND_TO_BUDGET: "1" if spend_to_budget else "",
     }
     with environ(env):
         yield ledger
@@ -271,6 +276,7 @@ def run_notebooks(
     scheduler: str | None = None,
     overrides: dict[str, Any] | None = None,
     sandbox: str | None = None,
+    spend_to_budget: bool = False,
 ) -> list[NotebookResult]:
     """Execute the series (or ``names``) under a profile; keeps going past failures.
 
@@ -282,6 +288,11 @@ def run_notebooks(
     through a ledger file. Once it is spent the series stops cleanly; everything answered is kept in the response
     store, so a rerun with a larger budget resumes without repeating a call. ``sandbox`` (else the profile's) is how
     generated code runs (:data:`tomlib.sandbox.SANDBOX_MODES`); every stamp records it.
+
+    Each notebook prints its cost estimate here before its first live call, and one whose estimate exceeds what is
+    left of the budget stops unspent (status ``stopped``) unless ``spend_to_budget``. Model names (and, for
+    recording, their keys) are checked before any kernel starts. A failed attempt never replaces a good executed
+    notebook: it is kept beside it as ``<name>.failed.ipynb``.
     """
     prof = profile if isinstance(profile, Profile) else load_profile(profile)
     budget = budget or prof.budget
@@ -290,14 +301,17 @@ def run_notebooks(
     check_writable(out_dir)
     books = [nb for nb in find_notebooks(names, directory) if names or nb.stem not in prof.skip]
     check_overrides(books, overrides or {})
-    with sandbox_env(sandbox or prof.sandbox), budget_env(budget, res) as ledger:
+    plan = _plan(books, prof, res, out_dir, force=force, overrides=overrides or {})
+    for line in check_models((stem, p.params) for stem, p in plan.items() if p.result is None):
+        print(f"warning: {line}")
+    with sandbox_env(sandbox or prof.sandbox), budget_env(budget, res, spend_to_budget) as ledger:
         if ledger is not None and budget is not None:
+            over = "starts anyway and stops at the budget" if spend_to_budget else "is refused before its first call"
             print(
                 f"budget: {budget.describe()} for the live calls of this run (replayed calls are free). It can be "
-                "passed only by calls already in flight when it runs out. Spend is logged in "
-                f"{ledger.relative_to(res) if ledger.is_relative_to(res) else ledger}."
+                "passed only by calls already in flight when it runs out; a notebook whose estimate exceeds what is "
+                f"left {over}. Spend is logged in {ledger}."
             )
-        plan = _plan(books, prof, res, out_dir, force=force, overrides=overrides or {})
         return _run_plan(
             books,
             plan,
@@ -308,6 +322,7 @@ def run_notebooks(
             ledger=ledger,
             jobs=jobs,
             scheduler=scheduler or prof.scheduler,
+            overrides=overrides or {},
         )
 
 
@@ -318,6 +333,7 @@ class _Planned:
     digest: str = ""
     output: Path = Path()
     stamp: Path = Path()
+    previous: dict[str, Any] = field(default_factory=dict)  # the stamp of the last attempt, if any
 
 
 def _plan(
@@ -334,14 +350,41 @@ def _plan(
             plan[nb.stem] = _Planned(NotebookResult(nb.stem, "failed", error=redact_text(str(exc))))
             continue
         digest = inputs_hash(nb, params)
-        if not force and output.exists() and stamp_path.exists():
-            stamp = json.loads(stamp_path.read_text())
-            if stamp.get("status") == "ok" and stamp.get("inputs") == digest:
-                skipped = NotebookResult(nb.stem, "skipped", output=str(output), tables=stamp.get("tables", []))
-                plan[nb.stem] = _Planned(skipped)
-                continue
-        plan[nb.stem] = _Planned(None, params, digest, output, stamp_path)
+        stamp = _read_stamp(stamp_path) if output.exists() else {}
+        if not force and stamp.get("status") == "ok" and stamp.get("inputs") == digest:
+            skipped = NotebookResult(nb.stem, "skipped", output=str(output), tables=stamp.get("tables", []))
+            plan[nb.stem] = _Planned(skipped)
+            continue
+        plan[nb.stem] = _Planned(None, params, digest, output, stamp_path, stamp)
     return plan
+
+
+def _read_stamp(path: Path) -> dict[str, Any]:
+    try:
+        return dict(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return {}
+
+
+def last_good(stamp: dict[str, Any]) -> dict[str, Any]:
+    """The last successful run a stamp knows of: itself when it succeeded, else the one it carries."""
+    if stamp.get("status") == "ok":
+        keep = ("finished", "profile", "parameters", "output")
+        return {k: stamp.get(k) for k in keep}
+    return dict(stamp.get("last_ok") or {})
+
+
+def write_table_runs(tables: Iterable[str], stamp: dict[str, Any], results: Path) -> None:
+    """Beside each table the run wrote, ``tables/<name>.run.json``: the notebook, profile, parameters, status and
+    time of that run, so the report says where every table came from (and which are older than their notebook's
+    last attempt)."""
+    keep = ("name", "status", "profile", "parameters", "started", "finished", "inputs")
+    record = {k: stamp.get(k) for k in keep}
+    record["parameters"] = {k: v for k, v in (record["parameters"] or {}).items() if k != "results_dir"}
+    for name in tables:
+        path = results / "tables" / f"{name}.run.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(portable(redact_text(json.dumps(record, indent=1, default=str))))
 
 
 def _run_plan(
@@ -355,6 +398,7 @@ def _run_plan(
     ledger: Path | None,
     jobs: int,
     scheduler: str | None,
+    overrides: dict[str, Any],
 ) -> list[NotebookResult]:
     todo = [nb for nb in books if plan[nb.stem].result is None]
     if todo:
@@ -369,40 +413,50 @@ def _run_plan(
                 params=plan[nb.stem].params,
                 env=env,
                 token=token,
+                keep=last_good(plan[nb.stem].previous).get("finished") is not None,
             )
             for nb in todo
         ]
         where = scheduler or f"{jobs} local worker{'s' * (jobs > 1)}"
-        bar = Progress(len(tasks), f"notebooks ({prof.name}, {where})", enabled=progress)
+        changed = sorted({k for p in plan.values() for k in p.params if k in overrides and k != "results_dir"})
+        label = prof.name + (f" with -p {', '.join(changed)}" if changed else "")
+        bar = Progress(len(tasks), f"notebooks ({label}, {where})", enabled=progress)
         spent_before = [0, 0.0]
 
         def done(task: NotebookTask, outcome: TaskOutcome) -> bool:
             p = plan[task.key]
             error, spent, stopped = outcome.error, "", False
+            output = Path(outcome.output or p.output)
+            refused = "EstimateOverBudget" in error  # this notebook stopped unspent; the others may fit
             if ledger is not None and budget is not None:
                 tokens, usd, calls = read_ledger(ledger)
                 spent = f"{tokens - spent_before[0]:,} tokens, ${usd - spent_before[1]:.4f}"
                 spent_before[:] = [tokens, usd]
                 total, stopped = spend_line(tokens, usd, calls, budget)
-                stopped = stopped or "BudgetExceeded" in error
+                stopped = (stopped or "BudgetExceeded" in error) and not refused
                 bar.say(f"{task.key}: spent {spent}; run so far: {total}")
-            if html and p.output.exists():
+            if html and output.exists():
                 try:
-                    export_html(p.output)
+                    export_html(output)
                 except Exception as exc:  # HTML is a convenience; say so but keep the run's status
                     error = (error + "; " if error else "") + f"HTML export failed: {exc}"
+            status = "stopped" if refused else outcome.status
             result = NotebookResult(
-                task.key, outcome.status, round(outcome.seconds, 2), error, str(p.output), outcome.tables, spent
+                task.key, status, round(outcome.seconds, 2), error, str(output), outcome.tables, spent
             )
             stamp = {**asdict(result), "inputs": p.digest, "profile": prof.name, "parameters": p.params}
             stamp["sandbox"] = os.environ[SANDBOX_ENV]
             stamp.update(host=outcome.host, started=outcome.started, finished=outcome.finished)
+            if status != "ok" and last_good(p.previous):
+                stamp["last_ok"] = last_good(p.previous)
             p.stamp.write_text(portable(redact_text(json.dumps(stamp, indent=1, default=str))))
+            write_table_runs(outcome.tables, stamp, p.stamp.parent.parent)
             p.result = result
-            bar.done(task.key, outcome.status, outcome.seconds, error)
+            bar.done(task.key, status, outcome.seconds, error)
             return stopped
 
         with open_client(jobs, scheduler) as client:
+            watch_estimates(client, bar.say)
             if bar.live:
                 watch_cells(client, bar.cell)
             for task in run_tasks(client, tasks, done, ledger=ledger):
@@ -419,10 +473,13 @@ def summarize(outcomes: Iterable[NotebookResult]) -> str:
     for o in outcomes:
         if o.status == "failed":
             lines.append(f"  FAILED {o.name}: {o.error}" + (f"  (see {o.output})" if o.output else ""))
-    if counts["stopped"]:
-        names = ", ".join(o.name for o in outcomes if o.status == "stopped")
+    refused = [o for o in outcomes if o.status == "stopped" and "EstimateOverBudget" in o.error]
+    for o in refused:
+        lines.append(f"  STOPPED {o.name}: {o.error.split('EstimateOverBudget: ', 1)[-1]}")
+    unrun = [o.name for o in outcomes if o.status == "stopped" and o not in refused]
+    if unrun:
         lines.append(
-            f"  STOPPED: the budget was spent, so {counts['stopped']} notebook(s) did not run ({names}). Every "
+            f"  STOPPED: the budget was spent, so {len(unrun)} notebook(s) did not run ({', '.join(unrun)}). Every "
             "answered call is kept in the response store: rerun with a larger --max-usd / --max-tokens to resume."
         )
     return redact_text("\n".join(lines))

@@ -143,6 +143,7 @@ def sweep(
     scheduler: str | None = None,
     ship_results: bool = False,
     sandbox: str | None = None,
+    spend_to_budget: bool = False,
 ) -> Path:
     """Run ``notebook`` once per grid point as dask tasks; returns the index CSV path.
 
@@ -152,8 +153,17 @@ def sweep(
     so a killed sweep resumes where it stopped and an edit reruns what it affects. ``ship_results`` makes workers
     send results and recorded responses back through the scheduler even when they share this filesystem (workers
     that do not share it always do). ``sandbox`` (else the profile's) is how generated code runs.
+    ``spend_to_budget`` starts runs whose estimate exceeds what is left of the budget (else refused unspent).
     """
-    from tomlib.runner._cluster import NotebookTask, TaskOutcome, driver_env, open_client, run_tasks, write_token
+    from tomlib.runner._cluster import (
+        NotebookTask,
+        TaskOutcome,
+        driver_env,
+        open_client,
+        run_tasks,
+        watch_estimates,
+        write_token,
+    )
 
     (nb,) = find_notebooks([notebook])
     prof = profile if isinstance(profile, Profile) else load_profile(profile)
@@ -189,7 +199,7 @@ def sweep(
     if stale and progress:
         print(f"{stale} completed run(s) are stale (their notebook, code, configs or data changed) and rerun.")
 
-    with sandbox_env(sandbox or prof.sandbox), budget_env(budget or prof.budget, sweep_dir) as ledger:
+    with sandbox_env(sandbox or prof.sandbox), budget_env(budget or prof.budget, sweep_dir, spend_to_budget) as ledger:
         token, env = write_token(sweep_dir), driver_env()
         tasks = [
             NotebookTask(rid, str(nb), nb.read_bytes(), str(out), str(rr), params, env, token, ship_results)
@@ -214,6 +224,7 @@ def sweep(
 
         if tasks:
             with open_client(jobs, scheduler or prof.scheduler) as client:
+                watch_estimates(client, bar.say)
                 run_tasks(client, tasks, done, ledger=ledger)
         bar.close()
     _write_index(index_path, rows, param_names)

@@ -1,0 +1,54 @@
+"""Model names in notebook parameters, checked by the runner before any kernel starts: an unknown name gets one
+line with the closest configured name; a model that must call live without its key set is refused (record) or
+flagged (auto) here, not seconds into a kernel."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from tomlib.errors import UsageError
+from tomlib.llm import load_models
+from tomlib.llm._config import models_file
+
+MODEL_PARAMETERS = ("model", "models", "judge")  # parameters that name models (comma-separated lists allowed)
+
+
+def named_models(params: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(parameter, model name) for every model a notebook's parameters name; "" (skip / same as the model) is none."""
+    out = []
+    for key in MODEL_PARAMETERS:
+        value = params.get(key)
+        if isinstance(value, str):
+            out += [(key, name.strip()) for name in value.split(",") if name.strip()]
+    return out
+
+
+def check_models(runs: Iterable[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """Raise :class:`UsageError` naming every unknown model (with "did you mean"), and every model a ``record`` run
+    would call without its key; return warnings for ``auto`` runs whose model has no key (only recorded calls can
+    be answered)."""
+    configured = load_models()
+    problems, warnings = [], []
+    for notebook, params in runs:
+        mode = str(params.get("llm_mode") or os.environ.get("TOMLIB_LLM_MODE") or "auto")
+        for key, name in named_models(params):
+            cfg = configured.get(name)
+            if cfg is None:
+                close = difflib.get_close_matches(name, list(configured), n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                problems.append(f"{notebook}: {key} '{name}' is not a configured model{hint}")
+                continue
+            if mode == "replay" or cfg.kind == "local" or not cfg.api_key_env or os.environ.get(cfg.api_key_env):
+                continue
+            line = f"{notebook}: model '{name}' needs its key in ${cfg.api_key_env}, which is not set"
+            (problems if mode == "record" else warnings).append(line)
+    if problems:
+        names = ", ".join(sorted(configured))
+        raise UsageError(
+            "; ".join(dict.fromkeys(problems)) + f". Configured models: {names} ({models_file()}; see README, "
+            "'Adding a model'). Nothing was run."
+        )
+    return [f"{w}: only calls already recorded can be answered (export the key to call live)" for w in warnings]
