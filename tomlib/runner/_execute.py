@@ -470,6 +470,8 @@ def summarize(outcomes: Iterable[NotebookResult]) -> str:
     outcomes = list(outcomes)
     counts = {s: sum(o.status == s for o in outcomes) for s in ("ok", "skipped", "failed", "stopped")}
     lines = [f"{counts['ok']} ran, {counts['skipped']} up to date (skipped), {counts['failed']} failed"]
+    if counts["stopped"]:
+        lines[0] += f", {counts['stopped']} stopped"
     for o in outcomes:
         if o.status == "failed":
             lines.append(f"  FAILED {o.name}: {o.error}" + (f"  (see {o.output})" if o.output else ""))
