@@ -25,7 +25,7 @@ from tomlib.agents.partners import GreedyAgent, PartnerUnavailable, pbt_partner
 from tomlib.envs import Game, NoExactModel, load_game
 from tomlib.experiments._checks import check_models, check_names, check_whole
 from tomlib.experiments._cost import Estimate, price
-from tomlib.llm import ChatModel
+from tomlib.llm import ChatModel, source_of
 from tomlib.report import attach_paper_values
 from tomlib.trace import RunLog
 
@@ -70,7 +70,7 @@ class Setup:
 
     @property
     def source(self) -> str:
-        return "formal" if self.model == "formal" else f"llm:{self.model}"
+        return "formal" if self.model == "formal" else source_of(self.model)
 
     def connect(self, log: RunLog) -> None:
         if self.model != "formal" and self.chat is None:

@@ -21,7 +21,7 @@ from tomlib.debate import Debate, DebateConfig, cooperation_rate, debater_names,
 from tomlib.experiments._checks import check_counts, check_models
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._selection import random_instances, recorded_instances, selection_shares
-from tomlib.llm import ChatModel
+from tomlib.llm import ChatModel, source_of
 from tomlib.report import attach_paper_values
 from tomlib.trace import RunLog
 
@@ -123,7 +123,7 @@ async def run_debates(
         meta={
             "model": model,
             "judge": judge or model,
-            "source": f"llm:{model}",
+            "source": source_of(model),
             "debates": debates,
             "selection": rules,
         },
@@ -185,7 +185,7 @@ def table4(runs: DebateRuns) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     df.insert(0, "table_id", "table4")
     df.insert(0, "paper_id", PAPER_ID)
-    df["source"] = f"llm:{runs.model}"
+    df["source"] = source_of(runs.model)
     return attach_paper_values(df.assign(paper_value=np.nan))
 
 

@@ -35,7 +35,7 @@ from tomlib.datasets import CodeTask, humaneval, mbpp
 from tomlib.experiments._checks import check_counts, check_models
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import run_jobs
-from tomlib.llm import ChatModel
+from tomlib.llm import ChatModel, source_of
 from tomlib.programming import PM_HISTORIES, Episode, PMHistory, TeamConfig, check_episodes, run_episode
 from tomlib.report import attach_paper_values
 from tomlib.sandbox import describe_sandbox, require_sandbox, sandbox_mode
@@ -117,7 +117,7 @@ class Runs:
 
     @property
     def source(self) -> str:
-        return f"llm:{self.model}"
+        return source_of(self.model)
 
 
 async def run_programming(
@@ -160,7 +160,7 @@ async def run_programming(
         results=results,
         meta={
             "model": model,
-            "source": f"llm:{model}",
+            "source": source_of(model),
             "conditions": [c.label for c in configs],
             "tasks": [t.task_id for t in tasks],
             "seeds": seeds,

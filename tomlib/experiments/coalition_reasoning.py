@@ -32,7 +32,7 @@ from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import run_jobs
 from tomlib.experiments._selection import random_instances, recorded_instances, selection_shares
 from tomlib.experiments.coalition_programming import model_label, pass_at_1
-from tomlib.llm import ChatModel
+from tomlib.llm import ChatModel, source_of
 from tomlib.reasoning import (
     CODE_ROLES,
     MMLU_ROLES,
@@ -134,7 +134,7 @@ class ReasoningRuns:
 
     @property
     def source(self) -> str:
-        return f"llm:{self.model}"
+        return source_of(self.model)
 
 
 async def _one(
@@ -189,7 +189,7 @@ async def run_reasoning(
     tasks: list[CodeTask] = []
     if set(methods) & set(CODE_METHODS):
         tasks = list(humaneval() if humaneval_tasks == 0 else humaneval()[:humaneval_tasks])
-    meta: dict[str, Any] = {"model": model, "source": f"llm:{model}", "methods": list(methods), "seeds": seeds}
+    meta: dict[str, Any] = {"model": model, "source": source_of(model), "methods": list(methods), "seeds": seeds}
     if tasks:  # before any call is paid for: code that cannot be isolated is not run
         meta["sandbox"] = {"mode": sandbox_mode(), "isolation": list(require_sandbox())}
     chat = chat or ChatModel.from_name(model, mode=llm_mode)  # type: ignore[arg-type]

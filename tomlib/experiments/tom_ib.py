@@ -29,7 +29,7 @@ from tomlib.asp import Verdict, optimal_plan
 from tomlib.envs.city import AGENTS, City, CityParams
 from tomlib.experiments._checks import check_models, check_names, check_whole
 from tomlib.experiments._cost import Estimate, price
-from tomlib.llm import ChatModel
+from tomlib.llm import ChatModel, source_of
 from tomlib.trace import RunLog
 
 PAPER_ID = "tom_ib"
@@ -275,7 +275,7 @@ async def fig5(
     if not per_trial.empty:
         for (model, config), part in per_trial.groupby(["model", "configuration"], sort=False):
             median, lo, hi = bootstrap_median(part["final_health"].tolist())
-            base = {"model": model, "configuration": config, "source": f"llm:{model}"}
+            base = {"model": model, "configuration": config, "source": source_of(model)}
             rows += [
                 {**base, "metric": m, "value": v}
                 for m, v in (("median_final_health", median), ("ci_low", lo), ("ci_high", hi), ("trials", len(part)))

@@ -21,7 +21,7 @@ from tomlib.llm._client import (
     Mode,
     Usage,
 )
-from tomlib.llm._config import ModelConfig, get_model_config, load_models
+from tomlib.llm._config import ModelConfig, get_model_config, load_models, source_of
 from tomlib.llm._errors import (
     BudgetExceeded,
     ConfigError,
@@ -107,4 +107,5 @@ __all__ = [
     "read_ledger",
     "request_key",
     "run_sync",
+    "source_of",
 ]

@@ -24,8 +24,9 @@ class ModelConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(description="The name used in notebooks and profiles, e.g. `gpt-4o-mini`.")
-    kind: Literal["openai", "local"] = Field(
-        description="`openai`: any OpenAI-compatible endpoint; `local`: the bundled GGUF model served by tomlib."
+    kind: Literal["openai", "local", "sim"] = Field(
+        description="`openai`: any OpenAI-compatible endpoint; `local`: the bundled GGUF model served by tomlib; "
+        "`sim`: a simulated model (`tomlib.sim`) on an OpenAI-compatible endpoint, whose rows are `sim:<name>`."
     )
     model: str = Field(
         default="",
@@ -96,6 +97,15 @@ class ModelConfig(BaseModel):
                 "or the runner, or run offline with llm_mode='replay' (the default profile)."
             )
         return value
+
+
+def source_of(name: str) -> str:
+    """The ``source`` label of a model's rows: ``sim:<name>`` for a simulated model, else ``llm:<name>``."""
+    try:
+        simulated = get_model_config(name).kind == "sim"
+    except ConfigError:  # an unknown name fails where the model is used, with its own message
+        simulated = False
+    return f"{'sim' if simulated else 'llm'}:{name}"
 
 
 def models_file() -> Path:

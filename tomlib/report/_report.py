@@ -89,6 +89,7 @@ class _Paper:
     tables: list[_Section] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)  # figures no table of ours claims
     pending: list[str] = field(default_factory=list)
+    simulated: list[str] = field(default_factory=list)  # tables with rows of a simulated model (tomlib.sim)
 
 
 def _natural(name: str) -> tuple[object, ...]:
@@ -109,8 +110,16 @@ def _gather(root: Path, written_by: dict[str, str]) -> list[_Paper]:
     figures = sorted(p.name for p in (root / "figures").glob("*.png")) if (root / "figures").exists() else []
     papers = {pid: _Paper(pid) for pid in PAPER_IDS}
     claimed: set[str] = set()
-    for name, df in sorted(tables.items(), key=lambda kv: _natural(kv[0])):
+    for name, full in sorted(tables.items(), key=lambda kv: _natural(kv[0])):
         paper_id, table_id = name.split(".", 1)
+        simulated = full["source"].astype(str).str.startswith("sim:")
+        df = full[~simulated]
+        if simulated.any():  # a rehearsal on a simulated model: named apart, never beside the paper
+            papers.setdefault(paper_id, _Paper(paper_id)).simulated.append(
+                f"`{name}`: {', '.join(sorted(set(full.loc[simulated, 'source'])))} ([CSV](tables/{name}.csv))"
+            )
+        if df.empty:
+            continue
         cap = index[(index["paper_id"] == paper_id) & (index["table_id"] == table_id)]["caption"]
         caption = str(cap.iloc[0]) if len(cap) else NOT_PRINTED
         figs = [f for f in figures if f == f"{name}.png" or f.startswith(f"{name}_")]
@@ -128,7 +137,7 @@ def _gather(root: Path, written_by: dict[str, str]) -> list[_Paper]:
         if f"{r.paper_id}.{r.table_id}" not in tables:
             label = str(r.draft_table) + (f" ({r.draft} draft)" if isinstance(r.draft, str) and r.draft else "")
             papers[r.paper_id].pending.append(f"{label}: `{r.paper_id}.{r.table_id}`")
-    return [p for p in papers.values() if p.tables or p.pending or p.figures]
+    return [p for p in papers.values() if p.tables or p.pending or p.figures or p.simulated]
 
 
 def _numbers_in(shown_in: str) -> set[str]:
@@ -284,6 +293,13 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
             )
             md += [why, "", _md_table(readings), ""]
             hs += [f"<p>{why}</p>", _html_table(readings)]
+        if paper.simulated:
+            why = (
+                "Rows of a simulated model (`sim:<name>`, tomlib.sim: declared competence, for rehearsing the scale "
+                "and checking the metrics). They are not a reproduction and are left out of the tables above:"
+            )
+            md += [why, "", *[f"- {t}" for t in paper.simulated], ""]
+            hs += [f"<p>{html.escape(why)}</p><ul>", *[f"<li>{html.escape(t)}</li>" for t in paper.simulated], "</ul>"]
         if paper.pending:
             why = "Transcribed from the paper, with no notebook of the series reproducing it yet:"
             md += [why, "", *[f"- {p}" for p in paper.pending], ""]

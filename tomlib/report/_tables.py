@@ -21,7 +21,7 @@ HEAD = ["paper_id", "table_id"]
 TAIL = ["metric", "value", "source", "paper_value"]
 OPTIONAL = ["note"]
 PAPER_ONLY = ["draft_table"]
-SOURCE_RE = re.compile(r"^(paper|formal|llm:[A-Za-z0-9._\-/:@]+)$")
+SOURCE_RE = re.compile(r"^(paper|formal|(llm|sim):[A-Za-z0-9._\-/:@]+)$")
 _ID_RE = re.compile(r"^[a-z0-9_]+$")
 
 
@@ -83,7 +83,7 @@ def validate_results(df: pd.DataFrame, *, where: str = "results table") -> None:
             problems.append(f"table_id must be lowercase like 'table1' or 'fig5'; got {bad_ids}")
         bad_src = sorted({s for s in df["source"].astype(str) if not SOURCE_RE.match(s)})
         if bad_src:
-            problems.append(f"source must be 'paper', 'formal' or 'llm:<model>'; got {bad_src}")
+            problems.append(f"source must be 'paper', 'formal', 'llm:<model>' or 'sim:<model>'; got {bad_src}")
         values = pd.to_numeric(df["value"], errors="coerce")
         notes = df["note"].fillna("").astype(str) if "note" in df.columns else pd.Series("", index=df.index)
         unexplained = values.isna() & (notes == "")
@@ -125,6 +125,7 @@ def attach_paper_values(df: pd.DataFrame) -> pd.DataFrame:
         right = right.drop_duplicates(subset=shared)
         merged = left.reset_index().merge(right, on=shared, how="left").set_index("index")
         out.loc[idx, "paper_value"] = merged["_paper"].to_numpy()
+    out.loc[out["source"].astype(str).str.startswith("sim:"), "paper_value"] = np.nan  # never beside the paper
     return out
 
 

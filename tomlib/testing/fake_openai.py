@@ -49,9 +49,12 @@ class FakeOpenAIServer:
         *,
         latency_s: float = 0.0,
         responder: Callable[[dict[str, Any]], Reply | str] | None = None,
+        keep_requests: bool = True,
     ) -> None:
         self.latency_s = latency_s
         self.responder = responder
+        self.keep_requests = keep_requests  # False: count requests without keeping them (long rehearsals)
+        self.count = 0
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.in_flight = 0
@@ -71,12 +74,13 @@ class FakeOpenAIServer:
     @property
     def n_requests(self) -> int:
         with self._lock:
-            return len(self.requests)
+            return self.count
 
     def reset_counts(self) -> None:
         with self._lock:
             self.requests.clear()
             self.headers.clear()
+            self.count = 0
             self.max_in_flight = 0
 
     def _next_reply(self, request: dict[str, Any]) -> Reply:
@@ -142,8 +146,10 @@ class FakeOpenAIServer:
                     return
                 request = json.loads(raw or b"{}")
                 with fake._lock:
-                    fake.requests.append({**request, "_t": time.monotonic()})
-                    fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    fake.count += 1
+                    if fake.keep_requests:
+                        fake.requests.append({**request, "_t": time.monotonic()})
+                        fake.headers.append({k.lower(): v for k, v in self.headers.items()})
                     fake.in_flight += 1
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
                 try:

@@ -1,0 +1,34 @@
+"""What a simulated model is declared to be: its competence per kind of prompt, its latency and its error rates."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SimSpec(BaseModel):
+    """A simulated competent model. Every parameter is a known truth a metric can be checked against; every draw is
+    seeded (by ``seed`` and the request), so the same request gets the same answer on any run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(default="competent", description="Rows are labelled sim:<name>.")
+    seed: int = 0
+    p_code: float = Field(default=0.7, ge=0, le=1, description="An engineer or coder returns the reference solution.")
+    p_follow: float = Field(default=0.8, ge=0, le=1, description="An engineer follows the PM's instruction.")
+    follow_later: dict[str, float] = Field(
+        default_factory=dict,
+        description="Drift: an engineer's chance to follow from round 2 on (e.g. {'Engineer1': 0.0}); others keep "
+        "p_follow.",
+    )
+    score_followed: float = Field(default=0.8, ge=-1, le=1, description="The PM's mean score of a follower.")
+    score_ignored: float = Field(default=-0.6, ge=-1, le=1, description="The PM's mean score of one who did not.")
+    score_noise: float = Field(default=0.2, ge=0, description="SD of the Gaussian noise on a PM's score (clipped).")
+    peer_score: float = Field(default=0.5, ge=-1, le=1, description="A teammate's mean score of another (debate, QA).")
+    p_choice: float = Field(default=0.6, ge=0, le=1, description="A multiple-choice answer is the key.")
+    judge_affirmative: float = Field(default=0.5, ge=0, le=1, description="The judge's chance to pick affirmative.")
+    judge_draw: float = Field(default=0.0, ge=0, le=1, description="The judge's chance to call a draw.")
+    latency_median_s: float = Field(default=0.0, ge=0, description="Median reply time (lognormal).")
+    latency_sigma: float = Field(default=0.5, ge=0, description="Lognormal sigma of the reply time.")
+    rate_429: float = Field(default=0.0, ge=0, le=1, description="Share of requests answered 429 + Retry-After.")
+    retry_after_s: float = Field(default=0.5, ge=0)
+    rate_5xx: float = Field(default=0.0, ge=0, le=1, description="Share of requests answered 503.")
