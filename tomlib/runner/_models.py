@@ -17,12 +17,13 @@ MODEL_PARAMETERS = ("model", "models", "judge")  # parameters that name models (
 
 
 def named_models(params: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(parameter, model name) for every model a notebook's parameters name; "" (skip / same as the model) is none."""
+    """(parameter, model name) for every model a notebook's parameters name; "" (skip / same as the model) and
+    "formal" (the exact agents, where a notebook takes it) are none."""
     out = []
     for key in MODEL_PARAMETERS:
         value = params.get(key)
         if isinstance(value, str):
-            out += [(key, name.strip()) for name in value.split(",") if name.strip()]
+            out += [(key, n.strip()) for n in value.split(",") if n.strip() and n.strip() != "formal"]
     return out
 
 
