@@ -176,6 +176,15 @@ class BudgetLedger:
             self.spent_usd += float(rec.get("usd", 0.0))
             self.calls += int(rec.get("tokens", 0)) > 0
 
+    def left(self) -> tuple[int | None, float | None]:
+        """(tokens, USD) of the budget not yet spent by any process sharing the ledger (None: that limit unset)."""
+        with self._lock, self._file_lock():
+            self._refresh()
+        b = self.budget
+        tokens = None if b.max_tokens is None else max(0, b.max_tokens - self.spent_tokens)
+        usd = None if b.max_usd is None else max(0.0, b.max_usd - self.spent_usd)
+        return tokens, usd
+
     def _others(self) -> tuple[int, float, int]:
         """Tokens, USD and count of the open reservations of other live processes."""
         live = [h for h in self._held.values() if h.alive(self._host)]
@@ -292,14 +301,12 @@ def announce_estimate(line: str, *, tokens: int, usd: float | None) -> None:
     led = default_ledger()
     if not led.budget.limited or os.environ.get(ENV_SPEND_TO_BUDGET) == "1":
         return
-    with led._lock, led._file_lock():
-        led._refresh()
-    b, over = led.budget, []
-    if b.max_usd is not None and usd is not None and usd > b.max_usd - led.spent_usd:
-        over.append((f"about ${usd:,.2f}", f"${max(0.0, b.max_usd - led.spent_usd):,.2f}", f"--max-usd {usd:.2f}"))
-    if b.max_tokens is not None and tokens > b.max_tokens - led.spent_tokens:
-        left = max(0, b.max_tokens - led.spent_tokens)
-        over.append((f"about {tokens:,} tokens", f"{left:,} tokens", f"--max-tokens {tokens}"))
+    tokens_left, usd_left = led.left()
+    over = []
+    if usd_left is not None and usd is not None and usd > usd_left:
+        over.append((f"about ${usd:,.2f}", f"${usd_left:,.2f}", f"--max-usd {usd:.2f}"))
+    if tokens_left is not None and tokens > tokens_left:
+        over.append((f"about {tokens:,} tokens", f"{tokens_left:,} tokens", f"--max-tokens {tokens}"))
     if over:
         need, left, flag = over[0]
         raise EstimateOverBudget(

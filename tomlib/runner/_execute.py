@@ -447,8 +447,9 @@ def _run_plan(
             stamp = {**asdict(result), "inputs": p.digest, "profile": prof.name, "parameters": p.params}
             stamp["sandbox"] = os.environ[SANDBOX_ENV]
             stamp.update(host=outcome.host, started=outcome.started, finished=outcome.finished)
-            if status != "ok" and last_good(p.previous):
-                stamp["last_ok"] = last_good(p.previous)
+            good = last_good(p.previous)
+            if status != "ok" and good:
+                stamp["last_ok"] = good
             p.stamp.write_text(portable(redact_text(json.dumps(stamp, indent=1, default=str))))
             write_table_runs(outcome.tables, stamp, p.stamp.parent.parent)
             p.result = result

@@ -4,7 +4,6 @@ flagged (auto) here, not seconds into a kernel."""
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 from tomlib.errors import UsageError
 from tomlib.llm import load_models
 from tomlib.llm._config import models_file
+from tomlib.runner._params import did_you_mean
 
 MODEL_PARAMETERS = ("model", "models", "judge")  # parameters that name models (comma-separated lists allowed)
 
@@ -38,9 +38,7 @@ def check_models(runs: Iterable[tuple[str, Mapping[str, Any]]]) -> list[str]:
         for key, name in named_models(params):
             cfg = configured.get(name)
             if cfg is None:
-                close = difflib.get_close_matches(name, list(configured), n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
-                problems.append(f"{notebook}: {key} '{name}' is not a configured model{hint}")
+                problems.append(f"{notebook}: {key} '{name}' is not a configured model{did_you_mean(name, configured)}")
                 continue
             if mode == "replay" or cfg.kind == "local" or not cfg.api_key_env or os.environ.get(cfg.api_key_env):
                 continue

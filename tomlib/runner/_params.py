@@ -4,7 +4,7 @@ cell before any notebook starts: an undeclared name or a value of the wrong type
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import yaml
@@ -47,6 +47,12 @@ def _scalar(text: str) -> Any:
     return text
 
 
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` with the closest of ``choices``, or "" when none is close."""
+    close = difflib.get_close_matches(name, list(choices), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
 def check_values(notebook: str, declared: dict[str, dict[str, Any]], params: dict[str, Any], where: str) -> None:
     """Raise :class:`UsageError` for names ``notebook`` does not declare (with the closest declared name) and for
     values whose type differs from the parameters cell's type hint (``episodes: int = 30``)."""
@@ -54,9 +60,7 @@ def check_values(notebook: str, declared: dict[str, dict[str, Any]], params: dic
     for name, value in params.items():
         info = declared.get(name)
         if info is None:
-            close = difflib.get_close_matches(name, list(declared), n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            problems.append(f"'{name}' is not a parameter of {notebook}{hint}")
+            problems.append(f"'{name}' is not a parameter of {notebook}{did_you_mean(name, declared)}")
             continue
         kind = info.get("inferred_type_name", "None")
         ok = _TYPES.get(kind)
