@@ -120,7 +120,7 @@ def test_no_key_reaches_any_file_or_output(
     [
         "Authorization: BEARER abcdefghijklmnopqrstuv",
         'config {"Api_Key": "abcdefghijklmnop1234"}',
-        "token " + "sk-" + "A" * 24 + " in the reply",  # key-shaped, built here so no file holds one
+        "token " + "sk-" + secrets.token_hex(12) + " in the reply",  # key-shaped, drawn here so no file holds one
         "the planted value plantedLineSecret-99 here",
     ],
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -67,7 +68,7 @@ def test_planted_key_is_redacted_everywhere(
 ) -> None:  # type: ignore[no-untyped-def]
     planted = "plantedSecretValue-7f3a9c2e"
     monkeypatch.setenv("MY_PROVIDER_API_KEY", planted)
-    stray = "sk-" + "Z" * 40  # key-shaped even though no env var holds it
+    stray = "sk-" + secrets.token_hex(20)  # key-shaped even though no env var holds it
     log = RunLog("redact", run_id="rk")
     log.event("note", {"text": f"key={planted}", "nested": [{"deep": planted}], planted: "as a dict key", "s": stray})
     m = make_model()
