@@ -168,7 +168,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
         key = "no key needed"
         if cfg.api_key_env:
             key = f"${cfg.api_key_env} " + ("set" if os.environ.get(cfg.api_key_env) else "NOT set")
-        prices = "free (local)" if cfg.kind == "local" else "no price: no --max-usd"
+        prices = f"free ({cfg.kind})" if cfg.kind in ("local", "sim") else "no price: no --max-usd"
         if cfg.price_per_1k_input is not None and cfg.price_per_1k_output is not None:
             prices = f"{cfg.price_per_1k_input:g} / {cfg.price_per_1k_output:g}"
         print(f"{name:<20} {cfg.kind:<7} {key:<34} {prices:<26} {' '.join(cfg.description.split())[:60]}")

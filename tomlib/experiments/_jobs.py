@@ -10,6 +10,13 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
+def in_flight(parallel: int | None, concurrency: int | None) -> int:
+    """Jobs to run at once: ``parallel`` when given, else the model's concurrency (every job keeps at least one call
+    in flight, so fewer jobs than the model's slots would leave slots idle: 8 episodes held a 64-slot endpoint to a
+    fraction of its throughput), else 8."""
+    return int(parallel) if parallel else max(1, int(concurrency or 8))
+
+
 async def run_jobs(
     jobs: Sequence[tuple[Any, ...]],
     one: Callable[..., Awaitable[T]],

@@ -25,6 +25,7 @@ from tomlib.agents.partners import GreedyAgent, PartnerUnavailable, pbt_partner
 from tomlib.envs import Game, NoExactModel, load_game
 from tomlib.experiments._checks import check_models, check_names, check_whole
 from tomlib.experiments._cost import Estimate, price
+from tomlib.experiments._jobs import in_flight
 from tomlib.llm import ChatModel, source_of
 from tomlib.report import attach_paper_values
 from tomlib.trace import RunLog
@@ -186,19 +187,25 @@ async def run_condition(
     seed: int,
     condition: str,
     log: RunLog,
-    parallel: int = 8,
+    parallel: int | None = None,
+    limit: asyncio.Semaphore | None = None,
     on_episode: Callable[[], None] = lambda: None,
 ) -> list[EpisodeResult]:
-    """``episodes`` repetitions of one pairing (LLM episodes run concurrently)."""
+    """``episodes`` repetitions of one pairing. LLM episodes run concurrently: ``parallel`` at once (default: the
+    model's concurrency), or under ``limit``, a semaphore shared with other conditions; formal ones in turn."""
     for p in players:
         setup.agent(p)  # a partner that cannot be built fails here, before any episode runs
     setup.check_playable(game, players)
     carried = setup.carry_losses and any(p in ATOM.values() for p in players)
-    limit = asyncio.Semaphore(1 if setup.chat is None or carried else parallel)
+    if setup.chat is None:
+        limit = asyncio.Semaphore(1)
+    elif limit is None:
+        limit = asyncio.Semaphore(in_flight(parallel, setup.chat.concurrency))
+    in_order = asyncio.Semaphore(1 if carried else episodes or 1)
     kept = [setup.agent(players[0]), setup.agent(players[1])] if carried else []  # episodes in order, one A-ToM
 
     async def one(ep: int) -> EpisodeResult:
-        async with limit:
+        async with in_order, limit:
             agents = kept or [setup.agent(players[0]), setup.agent(players[1])]
             result = await play_episode(game, agents, seed=seed, episode=ep, condition=condition, log=log)
             on_episode()
@@ -275,11 +282,14 @@ async def _run_table(
     games = {task: load_task(task, tasks) for task in dict.fromkeys(task for _, _, task in cells)}
     bar = tqdm(total=len(cells) * episodes, desc=f"{experiment} ({setup.source})", disable=not progress)
     try:
-        for base, players, task in cells:
+        # LLM cells run together under one limit of episodes in flight (the model's concurrency): a condition's 30
+        # episodes alone would leave most of a 64-slot endpoint idle; formal cells run one after another
+        shared = asyncio.Semaphore(in_flight(None, setup.chat.concurrency)) if setup.chat is not None else None
+
+        async def cell(base: dict[str, Any], players: tuple[str, str], task: str) -> tuple[list[Any], list[Any]]:
             game = games[task]
             metric = game.info.metric
             base = {"paper_id": PAPER_ID, "table_id": table_id, **base, "task": task}
-            condition = f"{task}:{players[0]} vs {players[1]}"
             try:
                 played = await run_condition(
                     game,
@@ -287,20 +297,34 @@ async def _run_table(
                     setup,
                     episodes=episodes,
                     seed=seed,
-                    condition=condition,
+                    condition=f"{task}:{players[0]} vs {players[1]}",
                     log=log,
+                    limit=shared,
                     on_episode=lambda: bar.update(1),
                 )
             except NotReproduced as exc:
-                rows += _missing_rows(base, metric, setup.source, str(exc))
                 bar.update(episodes)
-                continue
+                return _missing_rows(base, metric, setup.source, str(exc)), []
             scores = [r.score for r in played]
-            rows += _cell_rows(base, metric, scores, setup.source)
-            per_episode += [
+            return _cell_rows(base, metric, scores, setup.source), [
                 {**base, "episode": i, "score": r.score, "steps": r.steps, "source": setup.source}
                 for i, r in enumerate(played)
             ]
+
+        if shared is None:
+            done = [await cell(*c) for c in cells]
+        else:
+            futures = [asyncio.ensure_future(cell(*c)) for c in cells]
+            try:
+                done = list(await asyncio.gather(*futures))
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                await asyncio.gather(*futures, return_exceptions=True)
+                raise
+        for cell_rows, cell_episodes in done:  # in the order of the cells, however they finished
+            rows += cell_rows
+            per_episode += cell_episodes
     finally:
         bar.close()
         log.close()

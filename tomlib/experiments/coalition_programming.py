@@ -34,7 +34,7 @@ import pandas as pd
 from tomlib.datasets import CodeTask, humaneval, mbpp
 from tomlib.experiments._checks import check_counts, check_models
 from tomlib.experiments._cost import Estimate, price
-from tomlib.experiments._jobs import run_jobs
+from tomlib.experiments._jobs import in_flight, run_jobs
 from tomlib.llm import ChatModel, source_of
 from tomlib.programming import PM_HISTORIES, Episode, PMHistory, TeamConfig, check_episodes, run_episode
 from tomlib.report import attach_paper_values
@@ -133,7 +133,7 @@ async def run_programming(
     experiment: str = "coalition.programming",
     results: str | None = None,
     progress: bool = True,
-    parallel: int = 8,
+    parallel: int | None = None,
     chat: ChatModel | None = None,
     on_sandbox: Callable[[str], None] | None = print,
     pm_history: PMHistory = "full",
@@ -175,7 +175,9 @@ async def run_programming(
 
     try:
         desc = f"{experiment} (llm:{model})"
-        episodes = await run_jobs(jobs, one, parallel=parallel, desc=desc, unit="episode", progress=progress)
+        episodes = await run_jobs(
+            jobs, one, parallel=in_flight(parallel, chat.concurrency), desc=desc, unit="episode", progress=progress
+        )
         n_checks = sum(len(r.turns) for e in episodes for r in e.rounds)
         cbar = tqdm(total=n_checks, desc="running the engineers' code", unit="check", disable=not progress)
         await asyncio.to_thread(check_episodes, episodes, log=log, progress=lambda _r: cbar.update(1))

@@ -29,7 +29,7 @@ from tomlib.datasets import ChoiceQuestion, CodeTask, aqua_rat, humaneval, mmlu
 from tomlib.errors import UsageError
 from tomlib.experiments._checks import check_counts, check_models
 from tomlib.experiments._cost import Estimate, price
-from tomlib.experiments._jobs import run_jobs
+from tomlib.experiments._jobs import in_flight, run_jobs
 from tomlib.experiments._selection import random_instances, recorded_instances, selection_shares
 from tomlib.experiments.coalition_programming import model_label, pass_at_1
 from tomlib.llm import ChatModel, source_of
@@ -174,7 +174,7 @@ async def run_reasoning(
     experiment: str = "coalition.reasoning",
     results: str | None = None,
     progress: bool = True,
-    parallel: int = 8,
+    parallel: int | None = None,
     chat: ChatModel | None = None,
     on_sandbox: Callable[[str], None] | None = print,
     selection: str | None = None,
@@ -211,7 +211,12 @@ async def run_reasoning(
 
     try:
         outcomes = await run_jobs(
-            jobs, one, parallel=parallel, desc=f"{experiment} (llm:{model})", unit="run", progress=progress
+            jobs,
+            one,
+            parallel=in_flight(parallel, chat.concurrency),
+            desc=f"{experiment} (llm:{model})",
+            unit="run",
+            progress=progress,
         )
     finally:
         log.close()

@@ -18,7 +18,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import openai
 from pydantic import BaseModel, ConfigDict, Field
@@ -51,6 +51,12 @@ PARSE_IN_THREAD_CHARS = 65_536
 Mode = Literal["replay", "record", "auto"]
 MODES: tuple[str, ...] = ("replay", "record", "auto")
 M = TypeVar("M", bound=BaseModel)
+
+
+class _Served(Protocol):
+    """A server tomlib started for a model (llama.cpp for `local`, the simulation for `sim`)."""
+
+    def stop(self) -> None: ...
 
 
 class Completion(BaseModel):
@@ -175,7 +181,7 @@ class ChatModel:
         self._warned_moved = False  # said once whether the live calls were recorded under another endpoint
         self._client: openai.AsyncOpenAI | None = None
         self._sem: asyncio.Semaphore | None = None
-        self._server: LocalServer | None = None
+        self._server: _Served | None = None
         self._client_lock: asyncio.Lock | None = None
         self._rng = random.Random()
         if sync_transcripts and transcripts_dir().is_dir():
@@ -251,6 +257,13 @@ class ChatModel:
                     await asyncio.to_thread(server.start)  # other models keep running while it loads
                     self._server = server
                     base_url = server.base_url
+                elif self.config.kind == "sim" and base_url is None:
+                    from tomlib.sim import SimServer, SimSpec  # the simulated model, served in this process
+
+                    spec = SimSpec(name=self.name, **(self.config.sim or {}))
+                    sim = SimServer(spec).start()
+                    self._server = sim
+                    base_url = sim.base_url
                 self._sem = asyncio.Semaphore(self.concurrency)
                 self._client = openai.AsyncOpenAI(
                     api_key=api_key, base_url=base_url, max_retries=0, timeout=self.config.timeout_s

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import threading
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -70,6 +72,11 @@ class ModelConfig(BaseModel):
     )
     n_ctx: int = Field(default=2048, ge=256, description="Kind `local`: context window in tokens.")
     n_threads: int | None = Field(default=None, ge=1, description="Kind `local`: CPU threads for llama.cpp.")
+    sim: dict[str, Any] | None = Field(
+        default=None,
+        description="Kind `sim` without `base_url`: the declared competence (`tomlib.sim.SimSpec` fields), served "
+        "by tomlib in-process on 127.0.0.1.",
+    )
     description: str = Field(default="", description="What this model is, for listings.")
 
     def served_model(self) -> str:
@@ -81,12 +88,15 @@ class ModelConfig(BaseModel):
         if self.kind == "local":
             weights = Path(self.model_file).name if self.model_file else GGUF_NAME
             return {"kind": "local", "endpoint": self.endpoint_id or "llama_cpp.server", "model": weights}
+        if self.kind == "sim" and self.base_url is None:  # served in-process: the declared spec is the endpoint
+            digest = hashlib.sha256(json.dumps(self.sim or {}, sort_keys=True).encode()).hexdigest()[:10]
+            return {"kind": "sim", "endpoint": self.endpoint_id or f"tomlib.sim:{digest}", "model": self.served_model()}
         endpoint = self.endpoint_id or (self.base_url or "https://api.openai.com/v1").rstrip("/")
         return {"kind": self.kind, "endpoint": endpoint, "model": self.served_model()}
 
     def api_key(self) -> str:
         """Read the key from the environment at call time; raise a clear error when it is missing."""
-        if self.kind == "local" or self.api_key_env is None:
+        if self.kind in ("local", "sim") or self.api_key_env is None:
             return "no-key-needed"
         value = os.environ.get(self.api_key_env, "")
         register_secret(value)  # whatever the variable is called, its value is redacted everywhere

@@ -10,6 +10,7 @@ import random
 import re
 from typing import Any
 
+from tomlib.sim._play import city_reply, city_translation, city_view, game_action
 from tomlib.sim._spec import SimSpec
 from tomlib.sim._truth import code_task_in, failing_program, question_in
 
@@ -108,7 +109,17 @@ def _actions(user: str) -> dict[str, str]:
 def structured(spec: SimSpec, name: str, schema: dict[str, Any], user: str, rng: random.Random) -> dict[str, Any]:
     """The reply to a JSON request: the schema filled, then the declared behaviour where the series reads it."""
     reply = fill(schema, schema, rng)
-    if name.startswith(("PMReplyToM", "DebaterToM")):
+    if name == "ActionReply":
+        legal = _resolve(schema["properties"]["action"], schema).get("enum", [reply["action"]])
+        reply["action"] = game_action(spec, user, list(legal), rng)
+    elif name.startswith("Reply") and "action" in reply:
+        view = city_view(user)
+        if view is None:
+            raise NoRule("a city prompt without the agent's district, load and roads")
+        reply = city_reply(view, reply)
+    elif name in ("Program", "Translation"):
+        reply = city_translation(user, grounded=name == "Translation")
+    elif name.startswith(("PMReplyToM", "DebaterToM")):
         for key, level in reply.items():
             if name.startswith("PMReply"):
                 level["action"] = "The Engineer should implement the function exactly as specified and test it."

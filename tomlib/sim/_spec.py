@@ -26,6 +26,9 @@ class SimSpec(BaseModel):
     peer_score: float = Field(default=0.5, ge=-1, le=1, description="A teammate's mean score of another (debate, QA).")
     p_choice: float = Field(default=0.6, ge=0, le=1, description="A multiple-choice answer is the key.")
     judge_affirmative: float = Field(default=0.5, ge=0, le=1, description="The judge's chance to pick affirmative.")
+    tom_error: float = Field(
+        default=0.0, ge=0, le=1, description="A matrix-game agent's chance to take another action than its order's."
+    )
     judge_draw: float = Field(default=0.0, ge=0, le=1, description="The judge's chance to call a draw.")
     latency_median_s: float = Field(default=0.0, ge=0, description="Median reply time (lognormal).")
     latency_sigma: float = Field(default=0.5, ge=0, description="Lognormal sigma of the reply time.")
