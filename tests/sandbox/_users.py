@@ -12,16 +12,19 @@ import dataclasses
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from tomlib.sandbox import CheckResult, Limits, run_tests
-from tomlib.sandbox._run import SandboxUnavailable
+from tomlib.sandbox._run import _POOL, SandboxUnavailable
 
 NOBODY = 65534
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,6 +38,14 @@ except Exception as exc:
     print(json.dumps({"raised": type(exc).__name__, "message": str(exc)}))
 else:
     print(json.dumps(dataclasses.asdict(r)))
+"""
+
+IN_TURN_DRIVER = """
+import json, sys
+from sandbox_users import in_turn
+from tomlib.sandbox import Limits
+spec = json.loads(sys.stdin.read())
+print(json.dumps(in_turn(spec["steps"], Limits(**spec["limits"]), spec["marker"])))
 """
 
 
@@ -91,9 +102,49 @@ def readable_copy() -> Path:
     """``tomlib/`` copied where ``nobody`` can read it (the checkout may sit under /root)."""
     folder = Path(tempfile.mkdtemp(prefix="tomlib-as-nobody-"))
     shutil.copytree(ROOT / "tomlib", folder / "tomlib", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(Path(__file__), folder / "sandbox_users.py")  # in_turn, for IN_TURN_DRIVER
     for p in [folder, *folder.rglob("*")]:
         p.chmod(0o755 if p.is_dir() else 0o644)
     return folder
+
+
+def _marker_running(marker: str) -> bool:
+    return marker in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+
+
+def in_turn(steps: Sequence[dict], limits: Limits, marker: str = "") -> list[dict]:
+    """Run checks one after another in this process, so one pre-forked launcher runs them all. A step is a check
+    (``program``, ``tests``) and may ask for its launcher to be killed ``kill_launcher_after_s`` into it. Each result
+    says which launcher ran it (``launcher``) and whether a process with ``marker`` in its command line was still
+    running when the result came back (``marker_left``) and 5 s later (``marker_stayed``)."""
+    out = []
+    for step in steps:
+        box: list[CheckResult] = []
+        worker = threading.Thread(
+            target=lambda s=step, b=box: b.append(run_tests(s["program"], s["tests"], limits=limits))
+        )
+        worker.start()
+        launchers: list[int] = []
+        while worker.is_alive() and not launchers:
+            launchers = _POOL.busy_pids()
+            time.sleep(0.005)
+        if step.get("kill_launcher_after_s") is not None and launchers:
+            time.sleep(step["kill_launcher_after_s"])
+            for pid in launchers:
+                os.kill(pid, signal.SIGKILL)
+        worker.join()
+        left = bool(marker) and _marker_running(marker)
+        stayed = left
+        for _ in range(50):
+            if not stayed:
+                break
+            time.sleep(0.1)
+            stayed = _marker_running(marker)
+        result = dataclasses.asdict(box[0])
+        out.append(
+            {**result, "launcher": launchers[0] if launchers else None, "marker_left": left, "marker_stayed": stayed}
+        )
+    return out
 
 
 SEEN: dict[str, str] = {}  # who -> the isolation a check got, printed at the end of the session (conftest.py)
@@ -146,6 +197,25 @@ class Checker:
             raise SandboxUnavailable(got["message"])
         assert "raised" not in got, got
         return CheckResult(**got)
+
+    def in_turn(self, steps: Sequence[dict], *, limits: Limits | None = None, marker: str = "") -> list[dict]:
+        """Checks one after another through one launcher, as this user (see :func:`in_turn`)."""
+        lim = limits or Limits()
+        if self.who != "nobody":
+            return in_turn(steps, lim, marker)
+        spec = {"steps": list(steps), "limits": dataclasses.asdict(lim), "marker": marker}
+        base = {"PATH": "/usr/bin:/bin", "HOME": "/", "PYTHONPATH": str(readable_copy()), "LANG": "C.UTF-8"}
+        out = subprocess.run(
+            [*drop_to_nobody(), str(nobody_python()), "-c", IN_TURN_DRIVER],
+            input=json.dumps(spec),
+            capture_output=True,
+            text=True,
+            env=base,
+            cwd="/",
+            timeout=len(steps) * (lim.timeout_s + 30),
+        )
+        assert out.returncode == 0 and out.stdout.strip(), out.stderr
+        return json.loads(out.stdout.strip().splitlines()[-1])
 
     def spawn(self, args: Sequence[str], **env: str) -> subprocess.Popen[bytes]:
         """A process of this user (a neighbour the sandboxed program should not see)."""

@@ -296,3 +296,86 @@ def test_an_interpreter_reached_through_tmp_still_runs_checks(tmp_path: Path) ->
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([str(link), "-c", code], capture_output=True, text=True, env={"PYTHONPATH": str(root)})
     assert out.stdout.startswith("True"), out.stdout + out.stderr
+
+
+# ---- one launcher, many checks: what must stay per check ---------------------------------------------------------
+
+LEAVE_BEHIND = """
+import ctypes, os, time
+for path in ('/tmp/left.txt', '/var/tmp/left.txt', '/dev/shm/left.txt', 'left.txt'):
+    open(path, 'w').write('left by the previous check')
+libc = ctypes.CDLL(None, use_errno=True)
+segment = libc.shmget({key}, 4096, 0o1000 | 0o666)  # SysV shared memory: IPC_CREAT, outlives its process
+if os.fork() == 0:  # a daemon: double fork, own session, no parent to wait for it
+    os.setsid()
+    if os.fork() == 0:
+        os.execv('/usr/bin/sleep', [{marker!r}, '60'])
+    os._exit(0)
+time.sleep(0.2)
+"""
+LEFT_BEHIND_TESTS = "assert segment >= 0, ctypes.get_errno()\nassert os.path.exists('/dev/shm/left.txt')"
+FIND_LEFTOVERS = """
+import ctypes, os
+left = [p for p in ('/tmp/left.txt', '/var/tmp/left.txt', '/dev/shm/left.txt', 'left.txt') if os.path.exists(p)]
+shm = ctypes.CDLL(None, use_errno=True).shmget({key}, 0, 0)
+others = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())]
+"""
+NO_LEFTOVERS = "assert not left, left\nassert shm == -1, 'the SysV segment is still there'\nassert not others, others"
+
+
+def test_nothing_a_check_leaves_reaches_the_next_one(as_user: Checker) -> None:
+    # files in every writable place, a SysV segment and a daemon that left its session: the next check of the same
+    # launcher sees none of them, and the daemon is dead by the time the first result comes back
+    key, marker = secrets.randbelow(1 << 30) + 1, "tomlib-daemon-" + secrets.token_hex(4)
+    first = {"program": LEAVE_BEHIND.format(key=key, marker=marker), "tests": LEFT_BEHIND_TESTS}
+    second = {"program": FIND_LEFTOVERS.format(key=key), "tests": NO_LEFTOVERS}
+    left, found = as_user.in_turn([first, second], limits=FAST, marker=marker)
+    assert left["passed"], left["reason"]
+    assert not left["marker_left"], "the daemon outlived its check"
+    assert found["passed"], found["reason"]
+    assert left["launcher"] is not None and left["launcher"] == found["launcher"], "not the same launcher"
+
+
+def test_a_killed_launcher_takes_its_check_with_it_and_is_replaced(as_user: Checker) -> None:
+    marker = "tomlib-orphan-" + secrets.token_hex(4)
+    sleeper = f"import os, time\nif os.fork() == 0:\n    os.execv('/usr/bin/sleep', [{marker!r}, '60'])\ntime.sleep(60)"
+    ok = {"program": "x = 1", "tests": "assert x == 1"}
+    steps = [ok, {"program": sleeper, "tests": "", "kill_launcher_after_s": 0.5}, ok]
+    before, killed, after = as_user.in_turn(steps, limits=Limits(timeout_s=20), marker=marker)
+    assert before["passed"], before["reason"]
+    assert killed["status"] == "error" and "launcher stopped" in killed["reason"], killed
+    assert killed["seconds"] < 10, "the lost launcher was only noticed at the deadline"
+    assert not killed["marker_stayed"], "the check outlived its launcher"
+    assert after["passed"], after["reason"]
+    assert after["launcher"] not in (None, killed["launcher"]), "the dead launcher was used again"
+
+
+def test_checks_run_in_a_pre_forked_launcher_and_still_without_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the launcher per check is what runs where the pre-forked one cannot start: same protections, and it says so
+    from tomlib.sandbox import describe_sandbox
+    from tomlib.sandbox._run import _POOL
+
+    assert "pre-forked launcher per worker" in describe_sandbox()
+    monkeypatch.setattr(_POOL, "broken", "the pre-forked launcher could not start: a test says so")
+    assert "one launcher process per check: the pre-forked launcher could not start" in describe_sandbox()
+    r = run_tests("x = 1", "assert x == 1")
+    assert r.passed and set(ISOLATION) <= set(r.isolation), r
+    key = secrets.randbelow(1 << 30) + 1
+    left = run_tests(LEAVE_BEHIND.format(key=key, marker="tomlib-daemon"), LEFT_BEHIND_TESTS, limits=FAST)
+    found = run_tests(FIND_LEFTOVERS.format(key=key), NO_LEFTOVERS, limits=FAST)
+    assert left.passed and found.passed, (left.reason, found.reason)
+
+
+def test_a_program_runs_as_its_own_main_module() -> None:
+    # the program runs in an already-started interpreter: it must still look like ``python main.py`` to itself
+    r = run_tests(
+        "import sys, __main__, atexit, threading\nran = []\nthreading.Thread(target=lambda: ran.append(1)).start()\n"
+        "atexit.register(lambda: print('at exit'))",
+        "assert __name__ == '__main__' and __main__.ran is ran and sys.argv == [__file__], sys.argv\n"
+        "assert __file__ == '/tmp/check/main.py' and sys.flags.isolated == sys.flags.no_site == 1",
+    )
+    assert r.passed and r.stdout == "at exit\n", r
+    failing = run_tests("def f():\n    raise ValueError('from the program')", "f()")
+    assert failing.reason == "ValueError: from the program"
+    assert "_launch.py" not in failing.stderr and failing.stderr.startswith("Traceback"), failing.stderr
+    assert run_tests("import sys\nsys.exit(3)", "").reason == "exit code 3 before the tests finished"

@@ -1,26 +1,51 @@
-"""The sandbox's launcher: ``python -I -S _launch.py SPEC.json``. Applies the isolation, then runs the program.
+"""The sandbox's launcher. Two ways to start it, with the same isolation:
 
-Run as its own process, so nothing here happens between fork and exec of a threaded parent. It puts the program in
-new network, mount and PID namespaces; a user who is not root gets them inside a new user namespace, which Linux
-lets unprivileged users create (unless the system forbids it), so every user gets the same isolation: no network; a
-/proc of its own that shows only its processes, with /proc/sys read-only; every file system read-only except a
-private /tmp (its working directory), /var/tmp and /dev/shm; every top-level folder that is not the system's
-(/usr, /etc, /lib…) hidden: /root, /home and /run, and also the checkout, /srv, /opt, /mnt, /var and any data
-folder, since a program needs none of them (the interpreter stays visible); every process it starts dies with it.
-It then drops every capability and sets no_new_privs, so the program cannot undo any of that; root's program runs as
-``nobody`` besides. Everywhere it sets resource limits. When the spec's ``require`` names a protection that could not
-be applied, it runs nothing and says what was missing. It uses only the standard library: it starts with
-site-packages disabled.
+- ``python -I -S _launch.py --serve FD`` (pre-forked, the default): one long-lived process per worker. It makes the
+  network and mount namespaces (inside a user namespace when not root) and the read-only world once, then takes
+  checks from the socket FD. For each check it forks a child that makes fresh PID, mount and IPC namespaces; PID 1
+  there (ours, never the program) mounts a /proc of its own and fresh tmpfs over /tmp, /var/tmp and /dev/shm, and
+  forks the program's process, which drops every capability, sets no_new_privs, becomes ``nobody`` when root, sets
+  the resource limits and runs the program in this already-started interpreter. When the program exits, PID 1
+  exits and the kernel kills whatever the check left (a daemon, a process that left its group) before the launcher
+  reports the result. Each link of launcher -> child -> PID 1 dies with its parent, so killing the launcher kills a
+  running check.
+- ``python -I -S _launch.py SPEC.json`` (one launcher per check): the same namespaces and world made for one check,
+  then the program runs in a fresh interpreter (exec). Used where the pre-forked launcher cannot start, and for
+  ``Limits(namespaces=False)``.
+
+Isolation, either way: no network; a /proc of its own that shows only the check's processes, with /proc/sys
+read-only; every file system read-only except a private /tmp (its working directory), /var/tmp and /dev/shm;
+every top-level folder that is not the system's (/usr, /etc, /lib…) hidden: /root, /home and /run, and also the
+checkout, /srv, /opt, /mnt, /var and any data folder, since a program needs none of them (the interpreter stays
+visible); its own SysV IPC; every process it starts dies with it. The program gets no capability and
+no_new_privs, so it cannot undo any of that; root's program runs as ``nobody`` besides. When the check's
+``require`` names a protection that could not be applied, it runs nothing and says what was missing. Only the
+standard library is used: it starts with site-packages disabled.
 """
 
+import atexit
+import builtins
 import contextlib
 import ctypes
+import dataclasses
+import fcntl
 import json
 import os
 import resource
+import select
+import signal
+import socket
 import sys
+import types
+from collections.abc import Callable
 
-CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = (
+    0x00020000,
+    0x08000000,
+    0x10000000,
+    0x20000000,
+    0x40000000,
+)
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
     1,
     2,
@@ -41,12 +66,40 @@ LOCKED_OPTIONS = {
     "relatime": 1 << 21,
     "strictatime": 1 << 24,
 }
-PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 24, 38
+PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
+CAP_VERSION_3 = 0x20080522
 NOBODY = 65534
 REFUSED = 97  # exit code: required isolation missing, the program was not run
 WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
 SYSTEM = ("/bin", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/sbin", "/sys", "/tmp", "/usr")
 """Top-level folders a program may read; every other one is hidden under an empty tmpfs."""
+ORDER = (
+    "rlimits",
+    "fresh-cwd",
+    "clean-env",
+    "user-namespace",
+    "no-network",
+    "pid-namespace",
+    "own-ipc",
+    "own-proc",
+    "read-only-fs",
+    "home-hidden",
+    "no-capabilities",
+    "not-root",
+)
+"""The order protections are reported in, whichever launcher applied them."""
+WORK = "/tmp/check"
+PROGRAM_FDS = (1, 2, 3, 4)  # the program's stdout, stderr, report pipe and token pipe (see _run._harness)
+STATUS_FD = 5  # the program process's pipe to the launcher, closed before the program runs
+PRELOAD = ("typing", "re", "math", "collections", "itertools", "functools", "heapq", "string")
+"""Imported once by the pre-forked launcher (no per-process state), so a check does not pay for them."""
+
+
+def _libc() -> ctypes.CDLL:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if hasattr(libc, "prctl"):
+        libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    return libc
 
 
 def _hidden() -> list[str]:
@@ -58,7 +111,9 @@ def _hidden() -> list[str]:
     )
 
 
-def _mount(libc, src, target, fstype, flags, data=None):  # type: ignore[no-untyped-def]
+def _mount(
+    libc: ctypes.CDLL, src: str | None, target: str, fstype: str | None, flags: int, data: str | None = None
+) -> bool:
     enc = lambda s: s.encode() if isinstance(s, str) else s  # noqa: E731
     return libc.mount(enc(src), enc(target), enc(fstype), flags, enc(data)) == 0
 
@@ -94,7 +149,60 @@ def _map_ids(uid: int, gid: int) -> bool:
     return True
 
 
-def _own_proc(libc, applied: list) -> None:  # type: ignore[no-untyped-def]
+def _enter_user_namespace(libc: ctypes.CDLL, applied: list) -> bool:
+    """Root needs none; anyone else gets the capabilities to make the other namespaces inside a new one."""
+    uid, gid = os.geteuid(), os.getegid()
+    if uid == 0:
+        return True
+    if libc.unshare(CLONE_NEWUSER) != 0 or not _map_ids(uid, gid):
+        return False
+    applied.append("user-namespace")
+    return True
+
+
+def _world(libc: ctypes.CDLL, applied: list) -> list[str]:
+    """In a new mount namespace: everything read-only, tmpfs where programs may write, every folder outside the
+    system's hidden (the interpreter's prefix bound back). Returns the hidden folders."""
+    if not _mount(libc, "none", "/", None, MS_REC | MS_PRIVATE):
+        return []
+    keep = os.path.realpath(sys.base_prefix)
+    stash = "/dev/shm/.tomlib-python"
+    hidden = _hidden()
+    need_stash = any(keep == h or keep.startswith(h + "/") for h in hidden)
+    if os.path.isdir("/dev/shm"):
+        _mount(libc, "tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+    if need_stash:
+        os.makedirs(stash)
+        _mount(libc, keep, stash, None, MS_BIND | MS_REC)
+    covered = [_mount(libc, "tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755") for h in hidden]
+    for path in WRITABLE:  # /var/tmp comes back, empty, inside the hidden /var
+        if path != "/dev/shm" and (os.path.isdir(path) or os.path.dirname(path) in hidden):
+            os.makedirs(path, exist_ok=True)
+            _mount(libc, "tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+    if need_stash:
+        os.makedirs(keep, exist_ok=True)
+        _mount(libc, stash, keep, None, MS_BIND | MS_REC)
+    under = lambda mp, tops: any(mp == t or mp.startswith(t + "/") for t in tops)  # noqa: E731
+    ok = True
+    for mp, flags in _mounts():
+        if mp in WRITABLE or under(mp, ["/proc"]):
+            continue  # each check gets its own /proc and fresh tmpfs there (_check_mounts)
+        if under(mp, hidden) and not under(mp, [keep]):
+            continue  # out of sight under a tmpfs (the hidden folder itself is a fresh tmpfs, remounted below)
+        done = _mount(libc, None, mp, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
+        # pseudo file systems the kernel keeps as they are (a container's /dev, /sys) are no place to write to
+        ok &= done or mp.startswith(("/dev", "/sys"))
+    for h, made in zip(hidden, covered, strict=True):  # the empty tmpfs over a hidden folder: read-only too
+        if made and h not in WRITABLE:
+            ok &= _mount(libc, None, h, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    if ok:
+        applied.append("read-only-fs")
+    if all(covered) and (not need_stash or os.path.isdir(keep)):
+        applied.append("home-hidden")
+    return hidden
+
+
+def _own_proc(libc: ctypes.CDLL, applied: list) -> None:
     """A /proc of the new PID namespace: no other process (and its environment) can be read from it."""
     plain = MS_NOSUID | MS_NODEV | MS_NOEXEC
     if _mount(libc, "proc", "/proc", "proc", plain):
@@ -109,95 +217,57 @@ def _own_proc(libc, applied: list) -> None:  # type: ignore[no-untyped-def]
         applied.append("own-proc")  # no procfs allowed here: then no /proc at all
 
 
-def _read_only_world(libc, program: str, applied: list) -> str:  # type: ignore[no-untyped-def]
-    """Private mounts: everything read-only, fresh tmpfs where programs may write, every folder outside the system's
-    hidden (the interpreter's prefix bound back)."""
-    if not _mount(libc, "none", "/", None, MS_REC | MS_PRIVATE):
-        return program
-    keep = os.path.realpath(sys.base_prefix)
-    stash = "/dev/shm/.tomlib-python"
-    hidden = _hidden()
-    need_stash = any(keep == h or keep.startswith(h + "/") for h in hidden)
-    with open(program, "rb") as fh:
-        code = fh.read()
-    if os.path.isdir("/dev/shm"):
-        _mount(libc, "tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
-    if need_stash:
-        os.makedirs(stash)
-        _mount(libc, keep, stash, None, MS_BIND | MS_REC)
-    covered = [_mount(libc, "tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755") for h in hidden]
-    for path in WRITABLE:  # /var/tmp comes back, empty, inside the hidden /var
-        if path != "/dev/shm" and (os.path.isdir(path) or os.path.dirname(path) in hidden):
-            os.makedirs(path, exist_ok=True)
-            _mount(libc, "tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
-    if need_stash:
-        os.makedirs(keep, exist_ok=True)
-        _mount(libc, stash, keep, None, MS_BIND | MS_REC)
-    mounts = _mounts()  # read before /proc is replaced, so a /proc that could not be replaced does not matter
+def _check_mounts(libc: ctypes.CDLL, applied: list, hidden: list[str]) -> None:
+    """What each check gets of its own, as PID 1 of its namespaces: /proc, and fresh tmpfs wherever it may write (so
+    nothing a check wrote is there for the next). A top-level folder made since ``hidden`` was listed is hidden."""
     _own_proc(libc, applied)
-    under = lambda mp, tops: any(mp == t or mp.startswith(t + "/") for t in tops)  # noqa: E731
-    ok = True
-    for mp, flags in mounts:
-        if mp in WRITABLE or under(mp, ["/proc"]):
-            continue
-        if under(mp, hidden) and not under(mp, [keep]):
-            continue  # out of sight under a tmpfs (the hidden folder itself is a fresh tmpfs, remounted below)
-        done = _mount(libc, None, mp, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
-        # pseudo file systems the kernel keeps as they are (a container's /dev, /sys) are no place to write to
-        ok &= done or mp.startswith(("/dev", "/sys"))
-    for h, made in zip(hidden, covered, strict=True):  # the empty tmpfs over a hidden folder: read-only too
-        if made and h not in WRITABLE:
-            ok &= _mount(libc, None, h, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    if ok:
-        applied.append("read-only-fs")
-    if all(covered) and (not need_stash or os.path.isdir(keep)):
-        applied.append("home-hidden")
-    work = "/tmp/check"
-    os.makedirs(work)
-    target = os.path.join(work, "main.py")
+    for path in WRITABLE:
+        size = "size=64m,mode=1777"
+        if os.path.isdir(path) and not _mount(libc, "tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, size):
+            raise OSError(f"could not mount a fresh tmpfs on {path}")
+    for h in _hidden():
+        if h not in hidden and not _mount(libc, "tmpfs", h, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=1m"):
+            raise OSError(f"could not hide {h}")
+
+
+def _place(code: bytes) -> str:
+    """The program in a fresh /tmp/check, which becomes the working directory."""
+    os.makedirs(WORK)
+    target = os.path.join(WORK, "main.py")
     with open(target, "wb") as fh:
         fh.write(code)
-    os.chdir(work)
+    os.chdir(WORK)
     return target
 
 
-def _processes_of(uid: int) -> int:
-    n = 0
-    for pid in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        if pid.isdigit():
-            with contextlib.suppress(OSError):
-                n += os.stat(f"/proc/{pid}").st_uid == uid
-    return n
+def _no_capabilities(libc: ctypes.CDLL) -> bool:
+    """Empty the capability sets held now (the bounding set is dropped before, while it still can be)."""
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    if libc.capset(ctypes.byref(Header(CAP_VERSION_3, 0)), (Data * 2)()) != 0:
+        return False
+    try:
+        with open("/proc/self/status") as fh:
+            status = dict(line.split(":", 1) for line in fh if ":" in line)
+        return not any(int(status[k], 16) for k in ("CapEff", "CapPrm", "CapInh", "CapBnd"))
+    except (OSError, KeyError, ValueError):
+        return True  # no procfs here: the calls succeeded
 
 
-def _namespaces(spec: dict, program: str, applied: list) -> str:
-    """Enter the namespaces (a user namespace first when not root); the caller continues as PID 1 of the new one."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if not sys.platform.startswith("linux") or not hasattr(libc, "unshare"):
-        return program  # namespaces are Linux's
-    uid, gid = os.geteuid(), os.getegid()
-    if uid != 0:
-        if libc.unshare(CLONE_NEWUSER) != 0 or not _map_ids(uid, gid):
-            return program
-        applied.append("user-namespace")
-    if libc.unshare(CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID) != 0:
-        return program
-    applied += ["no-network", "pid-namespace"]
-    child = os.fork()  # PID 1 of the new namespace: when it exits, every process it left is killed
-    if child:
-        os.close(spec["report_fd"])
-        _, status = os.waitpid(child, 0)
-        os._exit(os.waitstatus_to_exitcode(status) & 0xFF if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
-    program = _read_only_world(libc, program, applied)
-    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+def _drop_privileges(libc: ctypes.CDLL, applied: list, program: str) -> None:
+    """No capabilities, no_new_privs, and ``nobody`` when root: the program cannot undo any of the isolation."""
+    # the bounding set caps what an exec can give back; dropping it needs a capability, so it goes first
     dropped = [libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0 for cap in range(64)]
-    no_new_privs = libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
-    # the bounding set caps what an exec can give back; a program that is not uid 0 then keeps no capability
-    if any(dropped) and no_new_privs:
-        applied.append("no-capabilities")
-    if uid == 0 and _become_nobody(program):
+    if os.geteuid() == 0 and _become_nobody(program):
         applied.append("not-root")
-    return program
+    cleared = _no_capabilities(libc)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 and any(dropped) and cleared:
+        applied.append("no-capabilities")
 
 
 def _become_nobody(program: str) -> bool:
@@ -213,6 +283,58 @@ def _become_nobody(program: str) -> bool:
     return os.getuid() == os.geteuid() == NOBODY
 
 
+def _processes_of(uid: int) -> int:
+    n = 0
+    for pid in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if pid.isdigit():
+            with contextlib.suppress(OSError):
+                n += os.stat(f"/proc/{pid}").st_uid == uid
+    return n
+
+
+def _set_limits(limits: dict) -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_mb"] << 20,) * 2)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_mb"] << 20,) * 2)
+    # counted where the limit is enforced: in a user namespace, the processes of this user inside it
+    nproc = _processes_of(os.geteuid()) + limits["processes"]
+    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+
+
+def _report(applied: list) -> str:
+    return ",".join(sorted(set(applied), key=ORDER.index)) + "\n"
+
+
+# ---- one launcher per check (exec) ------------------------------------------------------------------------------
+
+
+def _namespaces(spec: dict, program: str, applied: list) -> str:
+    """Enter the namespaces (a user namespace first when not root); the caller continues as PID 1 of the new one."""
+    libc = _libc()
+    if not sys.platform.startswith("linux") or not hasattr(libc, "unshare"):
+        return program  # namespaces are Linux's
+    if not _enter_user_namespace(libc, applied):
+        return program
+    if libc.unshare(CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC) == 0:
+        applied.append("own-ipc")
+    elif libc.unshare(CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID) != 0:
+        return program
+    applied += ["no-network", "pid-namespace"]
+    child = os.fork()  # PID 1 of the new namespace: when it exits, every process it left is killed
+    if child:
+        os.close(spec["report_fd"])
+        _, status = os.waitpid(child, 0)
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+    with open(program, "rb") as fh:  # read before /tmp is replaced
+        code = fh.read()
+    hidden = _world(libc, applied)
+    _check_mounts(libc, applied, hidden)
+    program = _place(code)
+    _drop_privileges(libc, applied, program)
+    return program
+
+
 def main() -> None:
     with open(sys.argv[1]) as fh:
         spec = json.load(fh)
@@ -224,21 +346,221 @@ def main() -> None:
     if spec["namespaces"]:
         program = _namespaces(spec, program, applied)
     missing = [p for p in spec.get("require", ()) if p not in applied]
-    report = ",".join(applied) + "\n"
+    report = _report(applied)
     if missing:
         os.write(spec["report_fd"], (report + "missing:" + ",".join(missing) + "\n").encode())
         os._exit(REFUSED)
-    limits = spec["limits"]
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_mb"] << 20,) * 2)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_mb"] << 20,) * 2)
-    # counted where the limit is enforced: in a user namespace, the processes of this user inside it
-    nproc = _processes_of(os.geteuid()) + limits["processes"]
-    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    _set_limits(spec["limits"])
     os.write(spec["report_fd"], report.encode())  # the program's harness writes the token next
     os.execve(interpreter, [interpreter, "-I", "-S", program], spec["env"])
 
 
+# ---- the pre-forked launcher --------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Check:
+    """What a check's processes carry from the launcher: its request and descriptors, and the world's facts."""
+
+    libc: ctypes.CDLL
+    spec: dict
+    fds: list[int]  # the program (read), stdout, stderr, the report pipe, the token pipe
+    applied: list[str]
+    hidden: list[str]
+    status_w: int  # to the launcher: "exit <wait status>" or "error <why>"
+
+
+def _send(sock: socket.socket, kind: str, **fields: object) -> None:
+    sock.send(kind.encode() + b" " + json.dumps(fields).encode())
+
+
+def serve(fd: int) -> str:
+    """Set up the world once, then run checks from the socket ``fd`` until it closes. Returns only in a check's
+    program process, with the path of the program to run."""
+    sock = socket.socket(fileno=fd)
+    applied = ["rlimits", "fresh-cwd", "clean-env"]
+    libc = _libc()
+    why = ""
+    if not sys.platform.startswith("linux") or not hasattr(libc, "unshare"):
+        why = "namespaces are Linux's"
+    elif not _enter_user_namespace(libc, applied):
+        why = "this user may not create a user namespace"
+    elif libc.unshare(CLONE_NEWNET | CLONE_NEWNS) != 0:
+        why = f"unshare(network, mount) failed: {os.strerror(ctypes.get_errno())}"
+    if why:
+        _send(sock, "ready", usable=False, why=why)
+        os._exit(0)
+    applied.append("no-network")
+    hidden = _world(libc, applied)
+    for name in PRELOAD:
+        with contextlib.suppress(ImportError):
+            __import__(name)
+    _send(sock, "ready", usable=True, why="", applied=applied)
+    while True:
+        msg, fds, _, _ = socket.recv_fds(sock, 65536, 8)
+        if not msg:
+            os._exit(0)  # the caller is gone
+        if not msg.startswith(b"check ") or len(fds) != 5:
+            for f in fds:
+                os.close(f)
+            continue  # a kill that came after its check ended
+        status_r, status_w = os.pipe()
+        check = _Check(libc, json.loads(msg[6:]), fds, list(applied), hidden, status_w)
+        launcher = os.getpid()
+        child = os.fork()
+        if child == 0:
+            sock.close()
+            os.close(status_r)
+            return _guarded(_check_process, check, launcher=launcher)
+        _relay(sock, check, child, status_r)
+
+
+def _guarded(step: Callable[..., str], check: _Check, **kwargs: int) -> str:
+    """Run one of a check's processes; a failure of ours is reported to the launcher, never returned into its loop."""
+    try:
+        return step(check, **kwargs)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.write(check.status_w, f"error {type(exc).__name__}: {exc}\n".encode())
+        os._exit(1)
+
+
+def _relay(sock: socket.socket, check: _Check, child: int, status_r: int) -> None:
+    """In the launcher: wait for the check (killing it on request or when the caller goes), then report it."""
+    os.close(check.status_w)
+    for f in check.fds:
+        os.close(f)
+    out = b""
+    while True:
+        ready, _, _ = select.select([sock, status_r], [], [])
+        if sock in ready:
+            msg = sock.recv(65536)
+            if not msg:  # the caller is gone: the check dies with this launcher (parent-death signals)
+                os.kill(child, signal.SIGKILL)
+                os._exit(0)
+            if msg == b"kill":  # past the deadline
+                os.kill(child, signal.SIGKILL)
+        if status_r in ready:
+            chunk = os.read(status_r, 4096)
+            if not chunk:  # every process of the check is gone
+                break
+            out += chunk
+    os.close(status_r)
+    lines = out.decode(errors="replace").splitlines()
+    errors = [ln[6:] for ln in lines if ln.startswith("error ")]
+    exits = [int(ln[5:]) for ln in lines if ln.startswith("exit ")]
+    _send(sock, "done", status=exits[-1] if exits else None, error=errors[0] if errors else None)
+    os.waitpid(child, 0)  # its namespaces are torn down while the caller reads the result
+
+
+def _check_process(check: _Check, launcher: int) -> str:
+    """The check's first process: fresh PID, mount and IPC namespaces; it waits for PID 1 of them."""
+    libc = check.libc
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != launcher:  # the launcher died before the signal was asked for
+        os._exit(1)
+    if libc.unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC) != 0:
+        raise OSError(f"unshare(pid, mount, ipc) failed: {os.strerror(ctypes.get_errno())}")
+    check.applied += ["pid-namespace", "own-ipc"]
+    alive_r, alive_w = os.pipe()
+    init = os.fork()
+    if init == 0:
+        os.close(alive_w)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        # getppid() is 0 across the namespace: the pipe's end-of-file says the first process died meanwhile
+        if select.select([alive_r], [], [], 0)[0]:
+            os._exit(1)
+        os.close(alive_r)
+        return _guarded(_init, check)
+    for f in check.fds:
+        os.close(f)
+    os.waitpid(init, 0)  # when PID 1 is gone, so is every process of the check
+    os._exit(0)
+
+
+def _init(check: _Check) -> str:
+    """PID 1 of the check's namespaces: its own mounts, the program's process, and that process's exit status."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the program may signal PID 1, which must not die of it
+    _check_mounts(check.libc, check.applied, check.hidden)
+    program_fd, *check.fds = check.fds
+    with os.fdopen(program_fd, "rb") as fh:
+        program = _place(fh.read())
+    child = os.fork()
+    if child == 0:
+        return _program_process(check, program)
+    for f in check.fds:
+        os.close(f)
+    while True:  # PID 1 reaps every orphan of the namespace
+        pid, status = os.waitpid(-1, 0)
+        if pid == child:
+            break
+    os.write(check.status_w, f"exit {status}\n".encode())
+    os._exit(0)  # the kernel kills every process the program left
+
+
+def _program_process(check: _Check, program: str) -> str:
+    """The program's process: its file descriptors, no privileges, its limits; returns the program to run."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    high = [fcntl.fcntl(f, fcntl.F_DUPFD, 256) for f in [*check.fds, check.status_w]]
+    for target, f in zip([*PROGRAM_FDS, STATUS_FD], high, strict=True):
+        os.dup2(f, target)
+    os.closerange(STATUS_FD + 1, max(os.sysconf("SC_OPEN_MAX"), 1024))
+    check.status_w = STATUS_FD
+    _drop_privileges(check.libc, check.applied, program)
+    missing = [p for p in check.spec["require"] if p not in check.applied]
+    report = _report(check.applied)
+    if missing:
+        os.write(3, (report + "missing:" + ",".join(missing) + "\n").encode())
+        os._exit(REFUSED)
+    _set_limits(check.spec["limits"])
+    os.write(3, report.encode())  # the program's harness writes the token next
+    os.close(STATUS_FD)  # from here on, whatever happens is the program's
+    check.status_w = -1
+    return program
+
+
+def run_program(path: str) -> None:
+    """Run ``path`` as ``python -I -S path`` would, in this interpreter: its own ``__main__``, the traceback of an
+    uncaught exception, ``sys.exit`` codes, threads joined and ``atexit`` run; then exit without tearing down."""
+    with open(path, "rb") as fh:
+        source = fh.read()
+    main_module = types.ModuleType("__main__")
+    main_module.__dict__.update(__file__=path, __builtins__=builtins, __cached__=None)
+    sys.modules["__main__"] = main_module
+    sys.argv[:] = [path]
+    sys.orig_argv[:] = [sys.executable, "-I", "-S", path]
+    code = 0
+    try:
+        exec(compile(source, path, "exec"), main_module.__dict__)
+    except SystemExit as exc:
+        code = _exit_code(exc)
+    except BaseException as exc:
+        tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # the program's frames, not this one
+        sys.excepthook(type(exc), exc.with_traceback(tb), tb)
+        code = 1
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        threading._shutdown()  # type: ignore[attr-defined]
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            code = 120  # what the interpreter exits with when it cannot flush
+    os._exit(code)
+
+
+def _exit_code(exc: SystemExit) -> int:
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code & 0xFF
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1] == "--serve":
+        run_program(serve(int(sys.argv[2])))
+    else:
+        main()

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
 import secrets
+import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -107,6 +111,174 @@ def _harness(report_fd: int, token_fd: int) -> str:
     )
 
 
+_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "HOME": "/tmp/check"}
+"""A check's whole environment: none of the caller's variables (so no keys)."""
+_START_S = 30.0  # how long a pre-forked launcher may take to set its namespaces up
+_GRACE_S = 10.0  # how long a killed check may take to be reported
+
+
+def _rlimits(lim: Limits) -> dict[str, int]:
+    return {k: getattr(lim, k) for k in ("cpu_s", "memory_mb", "file_mb", "processes")}
+
+
+class _CannotPrefork(Exception):
+    """The pre-forked launcher did not start; the message says why."""
+
+
+class _Launcher:
+    """A pre-forked launcher (``_launch.py --serve``): made once per worker, it runs one check at a time."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock = ours
+        # the launcher's own errors (a check's output goes to its files); open for the launcher's lifetime
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115
+        try:
+            # the real interpreter, as in _launch.main: a link to it may sit under /tmp, which the checks replace
+            self.proc = subprocess.Popen(
+                [os.path.realpath(sys.executable), "-I", "-S", str(_LAUNCHER), "--serve", str(theirs.fileno())],
+                cwd="/",
+                env=_ENV,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=self.log,
+                pass_fds=(theirs.fileno(),),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            self.sock.close()
+            self.log.close()
+            raise _CannotPrefork(f"it could not be started: {exc}") from exc
+        finally:
+            theirs.close()
+        ready = self._receive(_START_S)
+        info = json.loads(ready[6:]) if ready and ready.startswith(b"ready ") else {}
+        if not info.get("usable"):
+            why = info.get("why") or self._log_tail() or "it did not say it was ready"
+            self.close()
+            raise _CannotPrefork(why)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def _receive(self, timeout: float) -> bytes | None:
+        """The launcher's next message; None at the deadline, b"" when it is gone."""
+        if not select.select([self.sock], [], [], max(timeout, 0))[0]:
+            return None
+        try:
+            return self.sock.recv(65536)
+        except OSError:
+            return b""
+
+    def run(self, request: dict, fds: Sequence[int], timeout: float) -> tuple[dict | None, bool]:
+        """Send one check (its descriptors go to the launcher, which never reads them) and wait for it: its
+        ``done`` message (None when the launcher died) and whether it was killed at the deadline."""
+        try:
+            socket.send_fds(self.sock, [b"check " + json.dumps(request).encode()], list(fds))
+        except OSError:
+            return None, False
+        msg = self._receive(timeout)
+        timed_out = msg is None
+        if timed_out:
+            with contextlib.suppress(OSError):
+                self.sock.send(b"kill")
+            msg = self._receive(_GRACE_S)
+        if not msg or not msg.startswith(b"done "):
+            return None, timed_out
+        return json.loads(msg[5:]), timed_out
+
+    def _log_tail(self) -> str:
+        with contextlib.suppress(OSError, ValueError):
+            self.log.seek(0)
+            return self.log.read()[-300:].decode(errors="replace").strip()
+        return ""
+
+    def close(self) -> None:
+        """Stop the launcher; a check it was running dies with it."""
+        self.sock.close()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        self.log.close()
+
+
+class _Pool:
+    """Idle pre-forked launchers, one per worker that ran a check; a launcher that died is replaced."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.idle: list[_Launcher] = []
+        self.busy: set[_Launcher] = set()
+        self.broken = ""  # why checks run with a launcher each instead
+
+    def acquire(self) -> _Launcher | None:
+        with self.lock:
+            if self.broken:
+                return None
+            if self.idle:
+                launcher = self.idle.pop()
+                self.busy.add(launcher)
+                return launcher
+        try:
+            launcher = _Launcher()
+        except _CannotPrefork as exc:
+            self.disable(f"the pre-forked launcher could not start: {exc}")
+            return None
+        with self.lock:
+            self.busy.add(launcher)
+        return launcher
+
+    def release(self, launcher: _Launcher, healthy: bool) -> None:
+        with self.lock:
+            self.busy.discard(launcher)
+            keep = healthy and not self.broken and launcher.proc.poll() is None
+            if keep:
+                self.idle.append(launcher)
+        if not keep:
+            launcher.close()
+
+    def disable(self, why: str) -> None:
+        with self.lock:
+            self.broken = why
+            idle, self.idle = self.idle, []
+        for launcher in idle:
+            launcher.close()
+
+    def busy_pids(self) -> list[int]:
+        """The launchers running a check now (for tests that kill one)."""
+        with self.lock:
+            return [launcher.pid for launcher in self.busy]
+
+    def close(self) -> None:
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for launcher in idle:
+            launcher.close()
+
+    def forget(self) -> None:
+        """In a forked child: the launchers belong to the parent (their sockets are closed here, not used)."""
+        self.lock = threading.Lock()
+        for launcher in [*self.idle, *self.busy]:
+            with contextlib.suppress(OSError):
+                launcher.sock.close()
+        self.idle, self.busy = [], set()
+
+
+_POOL = _Pool()
+atexit.register(_POOL.close)
+os.register_at_fork(after_in_child=_POOL.forget)
+
+
+def launcher_kind() -> str:
+    """How checks are started here: ``pre-forked`` (a launcher per worker) or ``per-check`` and why."""
+    launcher = _POOL.acquire()
+    if launcher is not None:
+        _POOL.release(launcher, True)
+        return "pre-forked"
+    return f"per-check ({_POOL.broken})"
+
+
 def _reason(stderr: str, code: int) -> str:
     lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
     if lines:
@@ -125,10 +297,54 @@ def run_tests(program: str, tests: str, *, limits: Limits | None = None, mode: s
     require = ISOLATION if sandbox_mode(mode) == "isolated" else ()
     t0 = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="tomlib-sandbox-"))
+    try:
+        outcome = None
+        launcher = _POOL.acquire() if lim.namespaces else None
+        if launcher is not None:
+            outcome = _run_preforked(launcher, program, tests, lim, require, work)
+        if outcome is None:  # no pre-forked launcher here (or it just failed to set a check up): one per check
+            outcome = _run_launcher(program, tests, lim, require, work)
+        return _result(outcome, lim, work, time.perf_counter() - t0)
+    except OSError as exc:
+        return CheckResult(False, "error", f"the sandbox could not run the check: {exc}", time.perf_counter() - t0)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@dataclass
+class _Outcome:
+    """How a check's process ended, before it is judged."""
+
+    timed_out: bool
+    returncode: int
+    report: bytes  # the protections line, then the token (or "missing:...")
+    token: bytes
+    lost: str = ""  # why the launcher could not say how the check ended
+
+
+def _result(out: _Outcome, lim: Limits, work: Path, seconds: float) -> CheckResult:
+    stdout = _head(work / "stdout", lim.output_chars)
+    stderr = _head(work / "stderr", lim.output_chars)
+    first, _, rest = out.report.partition(b"\n")
+    isolation = first.decode(errors="replace").split(",") if first else []
+    if out.returncode == _REFUSED and rest.startswith(b"missing:"):
+        raise _unavailable(isolation, rest[8:].decode(errors="replace").strip().split(","))
+    if out.timed_out:
+        reason = f"timed out after {lim.timeout_s:g} s (wall clock)"
+        return CheckResult(False, "timeout", reason, seconds, stdout, stderr, isolation)
+    if out.lost:
+        return CheckResult(False, "error", out.lost, seconds, stdout, stderr, isolation)
+    if out.returncode == 0 and rest.endswith(out.token):
+        return CheckResult(True, "passed", "", seconds, stdout, stderr, isolation)
+    return CheckResult(False, "failed", _reason(stderr, out.returncode), seconds, stdout, stderr, isolation)
+
+
+def _run_launcher(program: str, tests: str, lim: Limits, require: Sequence[str], work: Path) -> _Outcome:
+    """One launcher process per check (``_launch.py SPEC.json``), which execs a fresh interpreter."""
     token = secrets.token_hex(16).encode()
     report_r, report_w = os.pipe()
     token_r, token_w = os.pipe()
-    spec_path = work.parent / f"{work.name}.spec.json"
+    spec_path = work / "spec.json"
     proc: subprocess.Popen[bytes] | None = None
     try:
         source = _harness(report_w, token_r) + program + "\n\n" + tests + "\n\n_tomlib_done()\n"
@@ -138,8 +354,8 @@ def run_tests(program: str, tests: str, *, limits: Limits | None = None, mode: s
             "report_fd": report_w,
             "namespaces": lim.namespaces,
             "require": list(require),
-            "limits": {k: getattr(lim, k) for k in ("cpu_s", "memory_mb", "file_mb", "processes")},
-            "env": {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "HOME": str(work)},
+            "limits": _rlimits(lim),
+            "env": {**_ENV, "HOME": str(work)},
         }
         spec_path.write_text(json.dumps(spec))
         with open(work / "stdout", "wb") as out, open(work / "stderr", "wb") as err:
@@ -165,23 +381,7 @@ def run_tests(program: str, tests: str, *, limits: Limits | None = None, mode: s
         except subprocess.TimeoutExpired:
             timed_out = True
         _kill_group(proc)
-        report = _read_all(report_r)
-        seconds = time.perf_counter() - t0
-        stdout = _head(work / "stdout", lim.output_chars)
-        stderr = _head(work / "stderr", lim.output_chars)
-        first, _, rest = report.partition(b"\n")
-        isolation = first.decode(errors="replace").split(",") if first else []
-        if proc.returncode == _REFUSED and rest.startswith(b"missing:"):
-            raise _unavailable(isolation, rest[8:].decode(errors="replace").strip().split(","))
-        passed = not timed_out and proc.returncode == 0 and rest.endswith(token)
-        if passed:
-            return CheckResult(True, "passed", "", seconds, stdout, stderr, isolation)
-        if timed_out:
-            reason = f"timed out after {lim.timeout_s:g} s (wall clock)"
-            return CheckResult(False, "timeout", reason, seconds, stdout, stderr, isolation)
-        return CheckResult(False, "failed", _reason(stderr, proc.returncode or 0), seconds, stdout, stderr, isolation)
-    except OSError as exc:
-        return CheckResult(False, "error", f"the sandbox could not run the check: {exc}", time.perf_counter() - t0)
+        return _Outcome(timed_out, proc.returncode or 0, _read_all(report_r), token)
     finally:
         if proc is not None and proc.poll() is None:
             _kill_group(proc)
@@ -189,8 +389,48 @@ def run_tests(program: str, tests: str, *, limits: Limits | None = None, mode: s
             if fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-        spec_path.unlink(missing_ok=True)
-        shutil.rmtree(work, ignore_errors=True)
+
+
+def _run_preforked(
+    launcher: _Launcher, program: str, tests: str, lim: Limits, require: Sequence[str], work: Path
+) -> _Outcome | None:
+    """One check through a pre-forked launcher; None when it could not set the check up (the caller runs it with
+    a launcher of its own, and none is pre-forked from then on)."""
+    token = secrets.token_hex(16).encode()
+    source = _harness(3, 4) + program + "\n\n" + tests + "\n\n_tomlib_done()\n"  # fds: see _launch.PROGRAM_FDS
+    (work / "main.py").write_text(source, encoding="utf-8", errors="surrogateescape")
+    report_r, report_w = os.pipe()
+    token_r, token_w = os.pipe()
+    mine = [report_r]
+    theirs = [report_w, token_r]
+    healthy = False
+    try:
+        # the token waits in its pipe, so a program that never reads it cannot make this write fail
+        os.write(token_w, token)
+        os.close(token_w)
+        theirs += [os.open(work / "main.py", os.O_RDONLY)]
+        for name in ("stdout", "stderr"):
+            theirs += [os.open(work / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)]
+        request = {"limits": _rlimits(lim), "require": list(require)}
+        done, timed_out = launcher.run(request, [theirs[2], theirs[3], theirs[4], report_w, token_r], lim.timeout_s)
+        for fd in theirs:
+            os.close(fd)
+        theirs = []
+        if done is not None and done.get("error"):
+            _POOL.disable(f"the pre-forked launcher could not set a check up ({done['error']})")
+            return None
+        healthy = done is not None
+        status = done.get("status") if done is not None else None
+        lost = ""
+        if status is None and not timed_out:
+            lost = "the sandbox's launcher stopped during the check (a new one runs the next check)"
+        code = os.waitstatus_to_exitcode(status) if status is not None else -signal.SIGKILL
+        return _Outcome(timed_out, code, _read_all(report_r), token, lost)
+    finally:
+        _POOL.release(launcher, healthy)
+        for fd in mine + theirs:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -264,6 +504,11 @@ def describe_sandbox(mode: str | None = None) -> str:
     m, applied = sandbox_mode(mode), isolation_available()
     missing = [p for p in ISOLATION if p not in applied]
     line = f"sandbox: {m} ({SANDBOX_ENV}); generated code runs with {', '.join(applied)}"
+    kind = launcher_kind()
+    if kind == "pre-forked":
+        line += "; a pre-forked launcher per worker, fresh PID, mount and IPC namespaces per check"
+    else:
+        line += f"; one launcher process per check: {kind.removeprefix('per-check (').removesuffix(')')}"
     if missing:
         line += f". NOT isolated: missing {', '.join(missing)}, so it can reach the network and read your files"
     return line
