@@ -222,7 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="execute the notebook series under a profile")
     run.add_argument("notebooks", nargs="*", help="stems or number prefixes (default: all)")
-    run.add_argument("--profile", default="default", help="default (offline), smoke, full, or a YAML path")
+    run.add_argument(
+        "--profile", default="default", help="default (offline), smoke, full, sim (simulated model), or a YAML path"
+    )
     run.add_argument("--force", action="store_true", help="re-execute notebooks whose outputs are up to date")
     run.add_argument("--results", default=None, help="results directory (default: results/)")
     run.add_argument("--no-html", action="store_true", help="skip the HTML export")

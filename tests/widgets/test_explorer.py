@@ -280,3 +280,20 @@ def test_explore_opens_on_a_preferred_condition_only_if_it_ran(formal_runs: tupl
     assert first.explorer.condition.value == "memory_1:ToM-0 vs ToM-0"  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="no episodes of condition"):
         explore(runs, condition="game2:ToM-1 vs ToM-1")
+
+
+def test_the_summary_stays_readable_with_hundreds_of_episodes_a_condition() -> None:
+    """At paper scale (hundreds of episodes a condition on a few outcomes, e.g. pass rates) a point per episode
+    piles into one line per outcome; the summary draws one disc per outcome with its count instead."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    rows = [
+        {"condition": c, "episode": e, "score": float(25 * ((e * k) % 5)), "metric": "pass_pct"}
+        for k, c in ((1, "humaneval:ToM-1 PM"), (3, "humaneval:ToM-2 PM"))
+        for e in range(500)
+    ]
+    fig = summary_figure(pd.DataFrame(rows))
+    labels = sorted(int(t.get_text()) for t in fig.axes[0].texts)
+    plt.close(fig)
+    assert labels == [100] * 10  # five outcomes a condition, each 100 of the 500 episodes, counted on the plot

@@ -181,9 +181,11 @@ def announce(
 ) -> None:
     """Print each model's estimate before live work (replayed calls cost nothing, so replay prints none)."""
     if llm_mode != "replay":
+        turns = (params or CityParams()).rounds * len(AGENTS)
+        fewest = trials * turns * sum(1 + CONFIGS[c][1] for c in configs)  # every turn right at its first try
         for name in models:
             estimate(name, configs, trials, params).announce(
-                name, f"an upper bound: every turn using all {MAX_TRIES} tries"
+                name, f"an upper bound: every turn using all {MAX_TRIES} tries; {fewest:,} if every try succeeds"
             )
 
 

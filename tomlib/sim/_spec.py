@@ -7,7 +7,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 class SimSpec(BaseModel):
     """A simulated competent model. Every parameter is a known truth a metric can be checked against; every draw is
-    seeded (by ``seed`` and the request), so the same request gets the same answer on any run."""
+    seeded by ``seed``, the request's content and how many times the server was asked it before (as a model sampling
+    at temperature > 0, a repeated prompt is answered afresh), so a fresh server answers a run the same way."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

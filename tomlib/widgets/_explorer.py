@@ -248,7 +248,20 @@ def summary_figure(df: pd.DataFrame, title: str = "") -> Any:
         conditions = list(dict.fromkeys(sub["condition"]))
         row = sub["condition"].map({c: i for i, c in enumerate(conditions)}).to_numpy()
         colors = [palette[i % len(palette)] for i in row]
-        ax.scatter(sub["score"], row + rng.uniform(-0.25, 0.25, len(row)), s=22, c=colors, alpha=0.7, linewidths=0)
+        per = int(sub["condition"].value_counts().max())
+        if per > 60 and sub["score"].nunique() <= 12:
+            # hundreds of episodes on a few outcomes (pass rates, points): one disc per outcome, its area the count
+            counts = sub.groupby(["condition", "score"], sort=False).size().reset_index(name="n")
+            y = counts["condition"].map({c: i for i, c in enumerate(conditions)}).to_numpy()
+            ax.scatter(
+                counts["score"], y, s=600 * counts["n"] / per, c=[palette[i % len(palette)] for i in y], alpha=0.6
+            )
+            for xv, yv, n in zip(counts["score"], y, counts["n"], strict=True):
+                ax.annotate(str(n), (xv, yv), xytext=(0, 9), textcoords="offset points", ha="center", fontsize=7)
+        else:
+            size, alpha = max(4.0, 22 * min(1.0, 40 / per)), max(0.25, min(0.7, 25 / per))
+            jitter = row + rng.uniform(-0.3, 0.3, len(row))
+            ax.scatter(sub["score"], jitter, s=size, c=colors, alpha=alpha, linewidths=0)
         means = sub.groupby("condition", sort=False)["score"].mean().reindex(conditions)
         ax.scatter(means.to_numpy(), np.arange(len(conditions)), marker="|", s=320, c="black", linewidths=2)
         ax.set_yticks(np.arange(len(conditions)), conditions)
