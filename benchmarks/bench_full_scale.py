@@ -1,6 +1,11 @@
 """The full profile rehearsed on the simulated model: every LLM notebook of ``configs/profiles/full.yaml`` run by
-papermill against :class:`tomlib.sim.SimServer` (its own process, lognormal latency, 429s and 503s), at a declared
-fraction of the papers' task counts, with the projection to full scale printed.
+papermill against :class:`tomlib.sim.SimServer` (its own process, lognormal latency, 429s and 503s), on a declared
+part of the papers' work, with the projection to full scale printed. The part keeps what sets the parallelism: the
+adaptive-ToM notebooks play the paper's 30 episodes a condition on their first task only (a few episodes of every
+task would leave the endpoint idle behind each episode's chain of sequential calls); the others run ``--fraction``
+of their tasks, questions, trials or debates. Each notebook is first started at full scale with a one-token budget,
+so it announces its own estimate and is refused before any call: the projection is the measured calls times the
+ratio of the two estimates.
 
 Per notebook: calls answered vs the notebook's own pre-run estimate (scaled alike); calls/s vs the ideal
 (concurrency / median latency); the kernel's CPU-ms per answered call (client, agents and notebook, without the
@@ -8,7 +13,7 @@ sandbox's children or the server); the kernel's peak RSS; response-store and run
 full scale on an endpoint with the same latency. Then the largest run log is opened in the explorer, and one notebook
 is killed at about half its calls and rerun: every call answered and stored before the kill is reused.
 
-Each multi-model notebook runs its first model only (the others are the same calls again; the projection multiplies
+Each multi-model notebook runs its first model only (the others make the same calls again; the projection multiplies
 by the number of models). The formal rows run at ``--formal-episodes`` (not what is timed here).
 
     .venv/bin/python benchmarks/bench_full_scale.py [--fraction 0.05] [--latency 1.0] [--concurrency 64]
@@ -38,7 +43,6 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "simbench"
 FULL_COUNTS = {"humaneval_tasks": 164, "mbpp_tasks": 500, "aqua_questions": 254, "mmlu_questions": 131}
-MMLU_SIZES = (100, 131, 121, 100)  # the four subjects of §6.5 (452 questions)
 
 
 # -- the simulated endpoint, in a process of its own ---------------------------------------------------------------
@@ -92,40 +96,42 @@ class Endpoint:
 # -- the notebooks -------------------------------------------------------------------------------------------------
 
 
-def scaled(params: dict[str, Any], fraction: float, formal_episodes: int) -> dict[str, Any]:
-    """The full profile's parameters for one notebook at ``fraction`` of its counts, on the first model only."""
-    out = dict(params)
-    for key in ("model", "models", "judge"):
-        if key in out:
-            out[key] = MODEL
-    for key, full in FULL_COUNTS.items():
-        if key in out:
-            out[key] = max(1, round((full if int(out[key]) == 0 else int(out[key])) * fraction))
-    for key in ("llm_episodes", "trials", "debates"):
-        if key in out:
-            out[key] = max(1, round(int(out[key]) * fraction))
-    if "llm_episodes" in out:
-        out["episodes"] = formal_episodes
+def first_model(params: dict[str, Any]) -> dict[str, Any]:
+    """The full profile's parameters on the simulated model: the first model of a list only."""
+    out = {k: (MODEL if k in ("model", "models", "judge") else v) for k, v in params.items()}
     out["llm_mode"] = "auto"
     return out
 
 
-def work_share(params: dict[str, Any], run: dict[str, Any]) -> float:
-    """Share of the full notebook's calls that ``run``'s counts make (task counts weighted by what they are)."""
-    share = 1.0
-    for key in ("model", "models"):
-        if key in params:
-            share /= len([n for n in str(params[key]).split(",") if n])
-    if "humaneval_tasks" in run and "mbpp_tasks" in run:  # programming: calls per task alike in both
-        share *= (run["humaneval_tasks"] + run["mbpp_tasks"]) / (164 + 500)
-    elif "humaneval_tasks" in run:
-        share *= run["humaneval_tasks"] / 164
-    if "aqua_questions" in run:  # reasoning: 254 AQuA-RAT + 4 subjects of MMLU (452 questions)
-        share *= (run["aqua_questions"] + sum(min(run["mmlu_questions"], n) for n in MMLU_SIZES)) / (254 + 452)
-    for key in ("llm_episodes", "trials", "debates"):
-        if key in run:
-            share *= run[key] / int(params.get(key, run[key]))
-    return share
+def scaled(params: dict[str, Any], fraction: float, formal_episodes: int) -> dict[str, Any]:
+    """The part of the work that is run (module docstring)."""
+    out = first_model(params)
+    if "llm_episodes" in out:  # adaptive ToM: the paper's episodes on the first task (or fewer agents in Table 3)
+        out["episodes"] = formal_episodes
+        if "llm_tasks" in out:
+            out["llm_tasks"] = str(out["llm_tasks"]).split(",")[0]
+        if "llm_agents" in out:
+            out["llm_agents"] = ",".join(str(out["llm_agents"]).split(",")[:3])
+        return out
+    for key, full in FULL_COUNTS.items():
+        if key in out:
+            out[key] = max(1, round((full if int(out[key]) == 0 else int(out[key])) * fraction))
+    for key in ("trials", "debates"):
+        if key in out:
+            out[key] = max(1, round(int(out[key]) * fraction))
+    return out
+
+
+def at_full_scale(params: dict[str, Any], formal_episodes: int) -> dict[str, Any]:
+    out = first_model(params)
+    if "llm_episodes" in out:
+        out["episodes"] = formal_episodes
+    return out
+
+
+def models_in(params: dict[str, Any]) -> int:
+    key = "models" if "models" in params else "model"
+    return max(1, len([n for n in str(params.get(key, "")).split(",") if n]))
 
 
 def run_notebook(nb: str, params: dict[str, Any], env: dict[str, str], out: Path, kill_at: int = 0, ep=None):  # type: ignore[no-untyped-def]
@@ -254,10 +260,16 @@ def main() -> None:
     largest: tuple[int, str] = (0, "")
     total_calls = total_hours = 0.0
     for nb in chosen:
-        params = scaled(profile["notebooks"][nb], args.fraction, args.formal_episodes)
-        share = work_share(profile["notebooks"][nb], params)
+        full_params = profile["notebooks"][nb]
+        params = scaled(full_params, args.fraction, args.formal_episodes)
         res = work / "results" / nb
         env = {**base_env, "TOMLIB_RESULTS": str(res), "TOMLIB_STORE": str(work / "store" / f"{nb}.sqlite")}
+        # the notebook's own estimate at full scale: a one-token budget refuses it before its first call
+        before = len(estimates.read_text().splitlines()) if estimates.exists() else 0
+        refused = {**env, "TOMLIB_MAX_TOKENS": "1", "TOMLIB_SPEND_TO_BUDGET": "0"}
+        full = {**at_full_scale(full_params, args.formal_episodes), "results_dir": str(work / "refused")}
+        run_notebook(nb, full, refused, work / "refused.ipynb")
+        full_est = estimated_calls(estimates, before) * models_in(full_params)
         before = len(estimates.read_text().splitlines()) if estimates.exists() else 0
         ep.stats(reset=True)
         got = run_notebook(nb, {**params, "results_dir": str(res)}, env, work / f"{nb}.ipynb")
@@ -269,7 +281,7 @@ def main() -> None:
         logs = size(res / "runs")
         if logs > largest[0]:
             largest = (logs, str(res))
-        full_calls = calls / share
+        full_calls = calls * full_est / est if est else float("nan")
         full_h = full_calls / rate / 3600 if rate else float("nan")
         total_calls += full_calls
         total_hours += full_h if rate else 0.0
@@ -281,7 +293,7 @@ def main() -> None:
         )
         if not got["ok"]:
             print("\n".join(got["log"].splitlines()[-15:]))
-    print(f"projected full profile (first model of each): {total_calls:,.0f} calls, {total_hours:.1f} h at these rates")
+    print(f"projected full profile (every model): {total_calls:,.0f} calls, {total_hours:.1f} h at these rates")
 
     # the explorer on the largest run log: opening it (the index, three episodes drawn), then the summary plot
     if largest[1]:
