@@ -8,7 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field
 class SimSpec(BaseModel):
     """A simulated competent model. Every parameter is a known truth a metric can be checked against; every draw is
     seeded by ``seed``, the request's content and how many times the server was asked it before (as a model sampling
-    at temperature > 0, a repeated prompt is answered afresh), so a fresh server answers a run the same way."""
+    at temperature > 0, a repeated prompt is answered afresh). Identical prompts from calls in flight together take
+    the draws in the order they arrive, so which call site gets which draw can differ between runs; the
+    distributions are the declared ones either way."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
