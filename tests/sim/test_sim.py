@@ -91,3 +91,17 @@ def test_a_prompt_the_simulation_does_not_know_is_refused_not_invented(sim: SimS
     with pytest.raises(ModelCallFailed, match="no rule for the prompt"):
         chat.complete_sync([{"role": "user", "content": "Write a haiku."}], sample_key={"experiment": "t"})
     assert sim.refused
+
+
+def test_a_typo_in_the_simulated_models_spec_fails_where_the_registry_is_read(tmp_path: Path) -> None:
+    from tomlib.llm import ConfigError, load_models
+
+    registry = tmp_path / "models.yaml"
+    registry.write_text("models:\n  sim:\n    kind: sim\n    sim:\n      p_cod: 0.7\n")
+    with pytest.raises(ConfigError, match="p_cod"):
+        load_models(registry)
+    registry.write_text("models:\n  sim:\n    kind: openai\n    sim:\n      p_code: 0.7\n")
+    with pytest.raises(ConfigError, match="kind openai"):
+        load_models(registry)
+    registry.write_text("models:\n  sim:\n    kind: sim\n    sim:\n      p_code: 0.7\n")
+    assert load_models(registry)["sim"].identity()["endpoint"].startswith("tomlib.sim:")

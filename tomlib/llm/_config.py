@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tomlib.errors import ConfigFileError, load_yaml
 from tomlib.llm._errors import ConfigError, MissingKeyError
@@ -78,6 +78,17 @@ class ModelConfig(BaseModel):
         "by tomlib in-process on 127.0.0.1.",
     )
     description: str = Field(default="", description="What this model is, for listings.")
+
+    @model_validator(mode="after")
+    def _check_sim(self) -> ModelConfig:
+        """A simulated model's spec is checked where the registry is read, not at its first call."""
+        if self.sim is not None:
+            if self.kind != "sim":
+                raise ValueError(f"`sim:` declares a simulated model's competence; this entry is kind {self.kind}")
+            from tomlib.sim import SimSpec
+
+            SimSpec(name=self.name, **self.sim)  # an unknown or out-of-range field fails here, naming it
+        return self
 
     def served_model(self) -> str:
         """The `model` field sent to the endpoint."""
