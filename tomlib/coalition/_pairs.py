@@ -58,9 +58,9 @@ def wants(inst: AlignmentInstance, i: int, j: int, pairs: Pairs, **kw: bool) -> 
     """j ≻_i μ(i) (eq. 2): i has a free place (``inst.quota``) and would take j over being alone, or prefers j to one
     of its partners."""
     mine = partners(pairs, i)
-    if len(mine) < inst.quota:
-        return pair_prefers(inst, i, j, None, **kw)
-    return any(pair_prefers(inst, i, j, m, **kw) for m in mine)
+    if len(mine) < inst.quota and pair_prefers(inst, i, j, None, **kw):
+        return True
+    return any(pair_prefers(inst, i, j, m, **kw) for m in mine)  # a free place does not stop i trading m for j
 
 
 def find_blocking_pair(inst: AlignmentInstance, pairs: Pairs, **kw: bool) -> tuple[int, int] | None:
