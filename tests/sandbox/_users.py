@@ -157,6 +157,22 @@ def open_to_all(path: Path, mode: int = 0o755) -> bool:
     return all(parent.stat().st_mode & 0o001 for parent in path.parents)
 
 
+def _as_nobody(driver: str, spec: dict, env: dict[str, str], *, timeout: float) -> dict:
+    """Run ``driver`` as nobody with ``spec`` on stdin (and ``env`` over a minimal environment); its last line."""
+    base = {"PATH": "/usr/bin:/bin", "HOME": "/", "PYTHONPATH": str(readable_copy()), "LANG": "C.UTF-8"}
+    out = subprocess.run(
+        [*drop_to_nobody(), str(nobody_python()), "-c", driver],
+        input=json.dumps(spec),
+        capture_output=True,
+        text=True,
+        env={**base, **env},
+        cwd="/",
+        timeout=timeout,
+    )
+    assert out.returncode == 0 and out.stdout.strip(), out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 @dataclass
 class Checker:
     """Runs checks (and helper processes) as one user: ``this user`` or ``nobody``."""
@@ -181,18 +197,7 @@ class Checker:
                 for k, v in saved.items():
                     os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
         spec = {"program": program, "tests": tests, "limits": dataclasses.asdict(lim), "mode": mode}
-        base = {"PATH": "/usr/bin:/bin", "HOME": "/", "PYTHONPATH": str(readable_copy()), "LANG": "C.UTF-8"}
-        out = subprocess.run(
-            [*drop_to_nobody(), str(nobody_python()), "-c", DRIVER],
-            input=json.dumps(spec),
-            capture_output=True,
-            text=True,
-            env={**base, **env},
-            cwd="/",
-            timeout=lim.timeout_s + 60,
-        )
-        assert out.returncode == 0 and out.stdout.strip(), out.stderr
-        got = json.loads(out.stdout.strip().splitlines()[-1])
+        got = _as_nobody(DRIVER, spec, env, timeout=lim.timeout_s + 60)
         if got.get("raised") == "SandboxUnavailable":
             raise SandboxUnavailable(got["message"])
         assert "raised" not in got, got
@@ -204,18 +209,7 @@ class Checker:
         if self.who != "nobody":
             return in_turn(steps, lim, marker)
         spec = {"steps": list(steps), "limits": dataclasses.asdict(lim), "marker": marker}
-        base = {"PATH": "/usr/bin:/bin", "HOME": "/", "PYTHONPATH": str(readable_copy()), "LANG": "C.UTF-8"}
-        out = subprocess.run(
-            [*drop_to_nobody(), str(nobody_python()), "-c", IN_TURN_DRIVER],
-            input=json.dumps(spec),
-            capture_output=True,
-            text=True,
-            env=base,
-            cwd="/",
-            timeout=len(steps) * (lim.timeout_s + 30),
-        )
-        assert out.returncode == 0 and out.stdout.strip(), out.stderr
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        return _as_nobody(IN_TURN_DRIVER, spec, {}, timeout=len(steps) * (lim.timeout_s + 30))
 
     def spawn(self, args: Sequence[str], **env: str) -> subprocess.Popen[bytes]:
         """A process of this user (a neighbour the sandboxed program should not see)."""
