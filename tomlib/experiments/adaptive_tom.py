@@ -11,6 +11,7 @@ agents (source ``llm:<model>``), replayed or live according to ``llm_mode``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import statistics
 from collections.abc import Callable, Sequence
@@ -25,7 +26,7 @@ from tomlib.agents.partners import GreedyAgent, PartnerUnavailable, pbt_partner
 from tomlib.envs import Game, NoExactModel, load_game
 from tomlib.experiments._checks import check_models, check_names, check_whole
 from tomlib.experiments._cost import Estimate, price
-from tomlib.experiments._jobs import in_flight
+from tomlib.experiments._jobs import in_flight, run_jobs
 from tomlib.llm import ChatModel, source_of
 from tomlib.report import attach_paper_values
 from tomlib.trace import RunLog
@@ -201,7 +202,7 @@ async def run_condition(
         limit = asyncio.Semaphore(1)
     elif limit is None:
         limit = asyncio.Semaphore(in_flight(parallel, setup.chat.concurrency))
-    in_order = asyncio.Semaphore(1 if carried else episodes or 1)
+    in_order = asyncio.Semaphore(1) if carried else contextlib.nullcontext()
     kept = [setup.agent(players[0]), setup.agent(players[1])] if carried else []  # episodes in order, one A-ToM
 
     async def one(ep: int) -> EpisodeResult:
@@ -311,17 +312,8 @@ async def _run_table(
                 for i, r in enumerate(played)
             ]
 
-        if shared is None:
-            done = [await cell(*c) for c in cells]
-        else:
-            futures = [asyncio.ensure_future(cell(*c)) for c in cells]
-            try:
-                done = list(await asyncio.gather(*futures))
-            except BaseException:
-                for f in futures:
-                    f.cancel()
-                await asyncio.gather(*futures, return_exceptions=True)
-                raise
+        together = len(cells) if shared is not None else 1
+        done = await run_jobs(cells, cell, parallel=max(1, together), desc=experiment, unit="cell", progress=False)
         for cell_rows, cell_episodes in done:  # in the order of the cells, however they finished
             rows += cell_rows
             per_episode += cell_episodes
