@@ -9,6 +9,7 @@ import json
 import logging
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -104,11 +105,15 @@ SPENDER = """
 import asyncio, json, sys
 from tomlib.llm import Budget, BudgetLedger, ChatModel, ModelConfig
 from tomlib.llm._errors import BudgetExceeded
-url, ledger, who = sys.argv[1:4]
+import pathlib, time
+url, ledger, who, gate = sys.argv[1:5]
 cfg = ModelConfig(name=who, kind="openai", model="fake-model-1", base_url=url, endpoint_id="fake", concurrency=8,
                   backoff_base_s=0.01, backoff_max_s=0.05, max_retries=0, timeout_s=10.0)
 chat = ChatModel(cfg, budget=BudgetLedger(Budget(max_tokens=300), path=ledger))
 async def main():
+    pathlib.Path(gate, who).touch()  # ready: imports done, model built
+    while not pathlib.Path(gate, "go").exists():  # both kernels start their calls together
+        time.sleep(0.005)
     calls = [chat.complete([{"role": "user", "content": f"{who} asks question {i}"}], max_tokens=2,
                            sample_key={"experiment": who, "step": i}) for i in range(80)]
     got = await asyncio.gather(*calls, return_exceptions=True)
@@ -123,12 +128,23 @@ def test_two_processes_on_one_ledger_pass_the_budget_by_at_most_one_process_in_f
     # since reservations are made under a lock on the shared ledger, together they do too
     server.latency_s = 0.05
     ledger = tmp_path / "spend.jsonl"
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    kernels = ("kernel-a", "kernel-b")
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", SPENDER, server.base_url, str(ledger), who], stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", SPENDER, server.base_url, str(ledger), who, str(gate)],
+            stdout=subprocess.PIPE,
+            text=True,
         )
-        for who in ("kernel-a", "kernel-b")
+        for who in kernels
     ]
+    # a slow machine may import one kernel after the other has spent the whole budget: start them at one signal
+    deadline = time.monotonic() + 120
+    while not all((gate / who).exists() for who in kernels):
+        assert time.monotonic() < deadline and all(p.poll() is None for p in procs), "a spender did not start"
+        time.sleep(0.01)
+    (gate / "go").touch()
     reports = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
     assert not any(r["bad"] for r in reports), reports
     answered = sum(r["answered"] for r in reports)
