@@ -180,3 +180,44 @@ def test_atom_losses_start_afresh_each_episode_unless_carried(isolated: Path) ->
     assert all(losses == [0.0, 0.0, 0.0] for losses in first_losses(False))
     carried = first_losses(True)
     assert carried[0] == [0.0, 0.0, 0.0] and sum(carried[2]) >= sum(carried[1]) > 0  # episode 2 starts where 1 ended
+
+
+def test_table3_with_the_ppo_stand_in_fills_pbts_row_and_labels_every_row_it_touched(isolated: Path) -> None:
+    agents = ["ToM-0", "Greedy", "PBT", "A-ToM (FTL)"]
+    plain = run(at.table3(agents=agents, episodes=2, progress=False))
+    stand_in = run(at.table3(agents=agents, episodes=2, progress=False, pbt="ppo-selfplay"))
+    validate_results(stand_in.table)
+    assert set(plain.table["source"]) == {"formal"} and set(stand_in.table["source"]) == {"formal+ppo:selfplay"}
+    pbt = cell(stand_in.table, agent_type="PBT", metric="time")
+    assert 0 < pbt["value"] <= 100 and "not the paper's PBT" in pbt["note"] and pbt["paper_value"] > 0
+    assert pd.isna(cell(plain.table, agent_type="PBT", metric="time")["value"])
+    # the stand-in's episodes go into its partners' cells too: ToM-0 has three partners now, two before
+    assert len(stand_in.episodes.query("player1 == 'ToM-0' or player2 == 'ToM-0'")) == 3 * 2 * 2
+    w = at.expert_weights([plain, stand_in])
+    validate_results(w)
+    got = w.set_index(["algorithm", "partner", "source", "expert"])["value"].sort_index()
+    assert abs(got[("FTL", "PBT", "formal+ppo:selfplay")].sum() - 1) < 1e-6  # the stand-in run's weights
+    assert got[("FTL", "PBT", "formal")].isna().all()  # the plain run says why not
+    assert len(got[("FTL", "Greedy")]) == 3 and set(got[("FTL", "Greedy")].index.get_level_values(0)) == {"formal"}
+    # a table with no PBT seat does not claim the stand-in
+    none = run(at.table3(agents=["ToM-0", "Greedy"], episodes=1, progress=False, pbt="ppo-selfplay"))
+    assert set(none.table["source"]) == {"formal"}
+
+
+def test_a_typo_in_who_plays_pbt_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="parameter pbt must be one of none, ppo-selfplay"):
+        at.check_parameters(model="", llm_mode="replay", episodes=1, llm_episodes=1, seed=1, pbt="ppo")
+    with pytest.raises(ValueError, match="pbt must be one of"):
+        at.Setup(pbt="PPO")
+
+
+def test_the_stand_ins_playing_rule_is_shown_against_the_pbt_cell_it_moves(isolated: Path) -> None:
+    agents = ["ToM-1", "Greedy", "PBT"]
+    table = run(at.table3(agents=agents, episodes=3, progress=False, pbt="ppo-selfplay")).table
+    variants = {"default": {}, "member 1": {"ppo_member": 1}, "argmax": {"ppo_deterministic": True}}
+    got = run(at.stand_in_sensitivity(agents=agents, episodes=3, variants=variants, progress=False))
+    got = got.set_index("variant")
+    # the default variant replays Table 3's PBT episodes exactly; the others change only the stand-in's rule
+    assert got.loc["default", "PBT cell (time)"] == round(cell(table, agent_type="PBT", metric="time")["value"], 2)
+    assert (got["episodes"] == 2 * 2 * 3).all() and (got["paper (PBT)"] == 49.09).all()
+    assert set(got["source"]) == {"formal+ppo:selfplay"}

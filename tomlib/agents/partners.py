@@ -3,7 +3,8 @@
 - **Greedy**: overcooked-ai's planning agent (``GreedyHumanModel``): it picks the most obviously useful
   medium-level goal (fetch an onion, fetch a dish, serve) and walks there on the shortest path.
 - **PBT** needs a population-based-training policy pretrained on the layout. None is available offline, so
-  it cannot be built here; :func:`pbt_partner` raises with that reason and experiments report it.
+  it cannot be built here; :func:`pbt_partner` raises with that reason and experiments report it. Its labelled
+  stand-in, a PPO self-play population trained on our kitchen, is :class:`tomlib.agents.ppo.PPOPartner`.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class GreedyAgent(Agent):
 def pbt_partner() -> Agent:
     """Always raises: no pretrained PBT population is available offline."""
     raise PartnerUnavailable(
-        "not reproduced: PBT needs a population-based-training policy pretrained on this layout (Carroll et al. "
-        "2019), which is not available offline (a PPO self-play stand-in trains on this machine in minutes per agent, "
-        "measured on cramped_room; it is not built yet)"
+        "PBT needs a population-based-training policy pretrained on this layout (Carroll et al. 2019), which is not "
+        "available offline; a labelled stand-in, a PPO self-play population trained on our kitchen, plays its seat "
+        "with pbt='ppo-selfplay'"
     )

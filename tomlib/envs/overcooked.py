@@ -123,6 +123,11 @@ class OvercookedGame(Game):
         return () if self.is_terminal(state) else ACTION_NAMES
 
     def step(self, state: KitchenState, joint: Sequence[str]) -> KitchenState:
+        return self.transition(state, joint)[0]
+
+    def transition(self, state: KitchenState, joint: Sequence[str]) -> tuple[KitchenState, dict[str, Any]]:
+        """:meth:`step`, plus the library's event record (``event_infos``, ``shaped_reward_by_agent``: its reward
+        shaping for onions into the pot, dish and soup pickups), which self-play training reads."""
         if self.is_terminal(state):
             raise IllegalAction("the episode is over")
         a0, a1 = self.check_joint(state, joint)
@@ -135,7 +140,7 @@ class OvercookedGame(Game):
         for obj in nxt.objects.values():  # the paper's pot starts cooking by itself when full
             if obj.name == "soup" and obj.is_full and obj.is_idle:
                 obj.begin_cooking()
-        return self._wrap(nxt, state.t + 1, delivered)
+        return self._wrap(nxt, state.t + 1, delivered), info
 
     def _starts_partial(self, state: KitchenState, player: int, action: str) -> bool:
         """An empty-handed interact at a pot holding fewer than three onions: overcooked-ai 1.1.0 starts cooking it

@@ -23,12 +23,13 @@ import pandas as pd
 from tomlib.agents import AdaptiveToMAgent, Agent, EpisodeResult, FormalToMAgent, play_episode
 from tomlib.agents.llm import HISTORY_STEPS, LLMPredictor, LLMResponder, LLMToM, LLMToMAgent
 from tomlib.agents.partners import GreedyAgent, PartnerUnavailable, pbt_partner
+from tomlib.agents.ppo import SOURCE_SUFFIX, Population, PPOPartner, WeightsUnavailable
 from tomlib.envs import Game, NoExactModel, load_game
 from tomlib.experiments._checks import check_models, check_names, check_whole
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import in_flight, run_jobs
 from tomlib.llm import ChatModel, source_of
-from tomlib.report import attach_paper_values
+from tomlib.report import attach_paper_values, paper_table
 from tomlib.trace import RunLog
 
 PAPER_ID = "adaptive_tom"
@@ -47,6 +48,11 @@ FIXED = ("ToM-0", "ToM-1", "ToM-2")
 TABLE1_PAIRS = [(a, b) for a in FIXED for b in FIXED]
 ATOM = {"FTL": "A-ToM (FTL)", "Hedge": "A-ToM (Hedge)"}
 TABLE3_AGENTS = ("ToM-0", "ToM-1", "ToM-2", "Greedy", "PBT", "A-ToM (FTL)", "A-ToM (Hedge)")
+PBT_CHOICES = ("none", "ppo-selfplay")
+STAND_IN_NOTE = (
+    "stand-in, not the paper's PBT: a PPO self-play population trained on our kitchen and task "
+    "(tomlib.agents.ppo; data/partners)"
+)
 
 
 class NotReproduced(RuntimeError):
@@ -69,10 +75,23 @@ class Setup:
     carry_losses: bool = False
     """A-ToM's expert losses: afresh every episode (the default; the paper does not say) or carried across the
     episodes of a condition, which then run one after another with the same A-ToM agent."""
+    pbt: str = "none"
+    """Who plays PBT's seat: ``none`` (not reproduced: no pretrained population offline) or ``ppo-selfplay``, the
+    labelled stand-in of :mod:`tomlib.agents.ppo`; its rows' source then ends in ``+ppo:selfplay``."""
+    ppo_member: int | None = None
+    """The stand-in's member: drawn per episode (None, the default) or pinned."""
+    ppo_deterministic: bool = False
+    """The stand-in samples its policy (the default) or plays the most likely action."""
+
+    def __post_init__(self) -> None:
+        if self.pbt not in PBT_CHOICES:
+            raise ValueError(f"pbt must be one of {', '.join(PBT_CHOICES)}; got {self.pbt!r}")
+        self._population: Population | None = None
 
     @property
     def source(self) -> str:
-        return "formal" if self.model == "formal" else source_of(self.model)
+        base = "formal" if self.model == "formal" else source_of(self.model)
+        return base + (SOURCE_SUFFIX if self.pbt == "ppo-selfplay" else "")
 
     def connect(self, log: RunLog) -> None:
         if self.model != "formal" and self.chat is None:
@@ -107,9 +126,13 @@ class Setup:
             return GreedyAgent()
         if spec == "PBT":
             try:
-                return pbt_partner()
-            except PartnerUnavailable as exc:
-                raise NotReproduced(str(exc)) from None
+                if self.pbt == "none":
+                    return pbt_partner()
+                if self._population is None:
+                    self._population = Population.load(load_task("overcooked"))
+                return PPOPartner(self._population, self.ppo_member, self.ppo_deterministic)
+            except (PartnerUnavailable, WeightsUnavailable) as exc:
+                raise NotReproduced(f"not reproduced: {exc}") from None
         raise ValueError(f"unknown agent {spec!r}; use ToM-0, ToM-1, ToM-2, {', '.join(ATOM.values())}, Greedy, PBT")
 
     def check_playable(self, game: Game, players: Sequence[str]) -> None:
@@ -147,11 +170,17 @@ def check_parameters(
     tie_epsilon: Any = 0.0,
     fig3_episode: Any = 0,
     llm_history: Any = HISTORY_STEPS,
+    pbt: Any = "none",
 ) -> None:
     """Notebooks 01-05's parameters, before any work: whole repetition counts, a configured model (or "" for
-    none), a known mode, known task and agent names, and a tie model."""
+    none), a known mode, known task and agent names, a tie model and who plays PBT's seat."""
     from tomlib.tom import TIE_BREAKS
 
+    if pbt not in PBT_CHOICES:
+        raise ValueError(
+            f"parameter pbt must be one of {', '.join(PBT_CHOICES)} (ppo-selfplay: the labelled PPO stand-in); "
+            f"got {pbt!r}"
+        )
     if tie_break not in TIE_BREAKS:
         raise ValueError(f"parameter tie_break must be one of {', '.join(TIE_BREAKS)}; got {tie_break!r}")
     if isinstance(tie_epsilon, bool) or not isinstance(tie_epsilon, int | float) or not 0 <= tie_epsilon <= 1:
@@ -780,9 +809,12 @@ async def table3(
     **options: Any,
 ) -> Reproduction:
     """Table 3: Overcooked cross-play. Every ordered pair of different agent types plays ``episodes``
-    episodes; an agent type's cell is its mean time over all its episodes, in either seat."""
+    episodes; an agent type's cell is its mean time over all its episodes, in either seat. ``pbt="ppo-selfplay"``
+    (an option of :class:`Setup`) seats the PPO self-play stand-in as PBT; every row's source then says so."""
     from tqdm.auto import tqdm
 
+    if "PBT" not in agents:
+        options["pbt"] = "none"  # no PBT seat to fill: the rows' source must not claim the stand-in
     setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, **options)
     log = RunLog(
         f"{PAPER_ID}.table3",
@@ -836,7 +868,8 @@ async def table3(
             why = "not reproduced: no other agent type could play, so there is no cross-play to average"
             rows += _missing_rows(base, "time", setup.source, why)
         else:
-            rows += _cell_rows(base, "time", scores[a], setup.source)
+            cell = _cell_rows(base, "time", scores[a], setup.source)
+            rows += [{**r, "note": STAND_IN_NOTE} for r in cell] if a == "PBT" else cell
     table = attach_paper_values(pd.DataFrame(rows))
     return Reproduction(table=table, episodes=pd.DataFrame(per_episode), run_id=log.run_id)
 
@@ -848,7 +881,8 @@ def expert_weights(runs: Sequence[Reproduction], results: str | None = None) -> 
     """§6.1: A-ToM's average normalized expert weights P^(k) against each non-LLM partner (Greedy, PBT), over every
     step of every episode in either seat, from the ``expert_weights`` events of Table 3 runs, beside the paper's.
     FTL's weights are one-hot on its leader, so its average is the share of steps each expert led. A pairing a run
-    did not play is a row without a value that says why."""
+    did not play is a row without a value that says why. Greedy's rows from a run with the PPO stand-in keep the
+    plain source (the stand-in is not in those episodes), and a pairing given by two runs is shown once."""
     from tomlib.trace import load_runs
 
     rows: list[dict[str, Any]] = []
@@ -876,6 +910,8 @@ def expert_weights(runs: Sequence[Reproduction], results: str | None = None) -> 
                     note = (
                         str(why) if isinstance(why, str) and why else f"not run: A-ToM ({algo}) did not play {partner}"
                     )
+                if partner == "PBT" and source.endswith(SOURCE_SUFFIX) and probs:
+                    note = f"{note}; {STAND_IN_NOTE}"
                 for k, value in enumerate(mean):
                     rows.append(
                         {
@@ -886,11 +922,105 @@ def expert_weights(runs: Sequence[Reproduction], results: str | None = None) -> 
                             "expert": f"ToM-{k}",
                             "metric": "normalized_weight",
                             "value": round(value, 3),
-                            "source": source,
+                            "source": source if partner == "PBT" else source.removesuffix(SOURCE_SUFFIX),
                             "note": note,
                         }
                     )
-    return attach_paper_values(pd.DataFrame(rows))
+    frame = pd.DataFrame(rows)
+    if len(frame):  # a pairing two runs both played (Greedy, with and without the stand-in) once, valued first
+        valued_first = frame.assign(_missing=frame["value"].isna()).sort_values("_missing", kind="stable")
+        frame = valued_first.drop_duplicates(["algorithm", "partner", "expert", "source"]).sort_index()
+        frame = frame.drop(columns="_missing")
+    return attach_paper_values(frame.reset_index(drop=True))
+
+
+STAND_IN_VARIANTS: dict[str, dict[str, Any]] = {
+    "member drawn per episode, sampled (default)": {},
+    "member 0, sampled": {"ppo_member": 0},
+    "member 1, sampled": {"ppo_member": 1},
+    "member 2, sampled": {"ppo_member": 2},
+    "member drawn per episode, argmax": {"ppo_deterministic": True},
+}
+
+
+async def stand_in_sensitivity(
+    *,
+    agents: Sequence[str] = TABLE3_AGENTS,
+    episodes: int = 30,
+    seed: int = 42,
+    variants: dict[str, dict[str, Any]] | None = None,
+    results: str | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """How the stand-in's playing rule moves Table 3's PBT cell: the cell (its mean time over every episode with
+    each other formal agent type, in either seat, as :func:`table3` computes it) under each variant of
+    :data:`STAND_IN_VARIANTS`, beside the paper's PBT value."""
+    from tqdm.auto import tqdm
+
+    variants = variants or STAND_IN_VARIANTS
+    others = [a for a in agents if a != "PBT"]
+    game = load_task("overcooked")
+    paper = paper_table(PAPER_ID, "table3").set_index("agent_type").query("metric == 'time'")["value"].get("PBT")
+    bar = tqdm(total=len(variants) * len(others) * 2 * episodes, desc="PBT stand-in variants", disable=not progress)
+    rows = []
+    try:
+        for label, options in variants.items():
+            setup = Setup(pbt="ppo-selfplay", **options)
+            meta = {"source": setup.source, "variant": label}
+            log = RunLog(f"{PAPER_ID}.table3_stand_in", results=results, meta=meta)
+            times: list[float] = []
+            try:
+                for pair in [p for other in others for p in (("PBT", other), (other, "PBT"))]:
+                    got = await run_condition(
+                        game,
+                        pair,
+                        setup,
+                        episodes=episodes,
+                        seed=seed,
+                        condition=f"overcooked:{pair[0]} vs {pair[1]}",  # Table 3's streams: only the rule differs
+                        log=log,
+                        on_episode=lambda: bar.update(1),
+                    )
+                    times += [r.score for r in got]
+            finally:
+                log.close()
+            rows.append(
+                {
+                    "variant": label,
+                    "PBT cell (time)": round(statistics.fmean(times), 2),
+                    "sd": round(statistics.stdev(times), 2),
+                    "failed episodes": sum(t >= game.info.horizon for t in times),
+                    "episodes": len(times),
+                    "paper (PBT)": paper,
+                    "source": setup.source,
+                }
+            )
+    finally:
+        bar.close()
+    return pd.DataFrame(rows)
+
+
+def plot_stand_in(population: Population | None = None) -> Any:
+    """The PPO stand-in's learning curves (mean time to the first soup of recent training episodes, per member)
+    against the fastest possible soup in the exact one-soup model."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    game = load_task("overcooked")
+    population = population or Population.load(game)
+    _, index, value = game.exact  # type: ignore[attr-defined]
+    fastest = int(value[index[game.compact(game.reset(0))]])  # type: ignore[attr-defined]
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    sns.lineplot(data=population.curves(), x="kitchen_steps", y="time", hue="member", palette="deep", ax=ax)
+    ax.axhline(fastest, color="grey", ls="--", lw=1)
+    ax.text(0, fastest - 1, f"fastest possible: {fastest} steps (exact model)", va="top", fontsize=8, color="grey")
+    ax.set(
+        xlabel="training steps of the kitchen (both cooks move each step)",
+        ylabel="steps to the first soup ↓",
+        ylim=(0, game.horizon + 3),
+        title="PPO self-play stand-in for PBT: training episodes",
+    )
+    return fig
 
 
 async def greedy_reference(*, episodes: int = 30, seed: int = 42, results: str | None = None) -> pd.DataFrame:

@@ -205,8 +205,10 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
         "# tomlib results",
         "",
         f"Generated {stamp}. Every number carries its source: `paper` (transcribed from the paper), `formal` (exact "
-        "model, no LLM) or `llm:<model>` (a model's replies, live or replayed). Each table shows ours beside the "
-        "paper's value (mean, with the SD in parentheses where the paper gives one).",
+        "model, no LLM) or `llm:<model>` (a model's replies, live or replayed); `+ppo:selfplay` marks cells whose "
+        "episodes include our PPO self-play stand-in for the adaptive-ToM paper's PBT partner (a trained policy, "
+        "not the paper's). Each table shows ours beside the paper's value (mean, with the SD in parentheses where "
+        "the paper gives one).",
         "",
         "| paper | tables reproduced | transcribed tables not reproduced |",
         "| --- | --- | --- |",
@@ -219,8 +221,9 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
         "<h1>tomlib results</h1>",
         f"<p>Generated {stamp}. Every number carries its source: <code>paper</code> (transcribed from the paper), "
         "<code>formal</code> (exact model, no LLM) or <code>llm:&lt;model&gt;</code> (a model's replies, live or "
-        "replayed). Each table shows ours beside the paper's value (mean, with the SD in parentheses where the "
-        "paper gives one).</p>",
+        "replayed); <code>+ppo:selfplay</code> marks cells whose episodes include our PPO self-play stand-in for the "
+        "adaptive-ToM paper's PBT partner (a trained policy, not the paper's). Each table shows ours beside the "
+        "paper's value (mean, with the SD in parentheses where the paper gives one).</p>",
         _html_table(
             pd.DataFrame(
                 [

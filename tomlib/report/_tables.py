@@ -2,7 +2,8 @@
 
 Every reproduced table is a long-form CSV ``results/tables/<paper_id>.<table_id>.csv`` with columns
 ``paper_id, table_id, <condition columns…>, metric, value, source, paper_value`` (plus an optional
-``note``). ``source`` says where each number comes from: ``paper``, ``formal`` or ``llm:<model>``.
+``note``). ``source`` says where each number comes from: ``paper``, ``formal``, ``llm:<model>`` or ``sim:<model>``,
+with ``+ppo:selfplay`` appended when the PPO stand-in for the adaptive-ToM paper's PBT partner played in the cell.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ HEAD = ["paper_id", "table_id"]
 TAIL = ["metric", "value", "source", "paper_value"]
 OPTIONAL = ["note"]
 PAPER_ONLY = ["draft_table"]
-SOURCE_RE = re.compile(r"^(paper|formal|(llm|sim):[A-Za-z0-9._\-/:@]+)$")
+SOURCE_RE = re.compile(r"^(paper|formal|(llm|sim):[A-Za-z0-9._\-/:@]+)(\+ppo:selfplay)?$")
+"""A source, and ``+ppo:selfplay`` when the PPO stand-in for PBT played in the cell's episodes."""
 _ID_RE = re.compile(r"^[a-z0-9_]+$")
 
 
@@ -83,7 +85,10 @@ def validate_results(df: pd.DataFrame, *, where: str = "results table") -> None:
             problems.append(f"table_id must be lowercase like 'table1' or 'fig5'; got {bad_ids}")
         bad_src = sorted({s for s in df["source"].astype(str) if not SOURCE_RE.match(s)})
         if bad_src:
-            problems.append(f"source must be 'paper', 'formal', 'llm:<model>' or 'sim:<model>'; got {bad_src}")
+            problems.append(
+                f"source must be 'paper', 'formal', 'llm:<model>' or 'sim:<model>' (optionally + '+ppo:selfplay'); "
+                f"got {bad_src}"
+            )
         values = pd.to_numeric(df["value"], errors="coerce")
         notes = df["note"].fillna("").astype(str) if "note" in df.columns else pd.Series("", index=df.index)
         unexplained = values.isna() & (notes == "")
