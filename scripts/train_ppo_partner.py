@@ -145,15 +145,14 @@ def train_member(layout: str, seed: int, steps: int, anneal: float) -> dict[str,
     }
 
 
-def evaluate(path: Path, layout: str, episodes: int) -> dict[str, Any]:
-    """Play the written population with tomlib's own runner: each member with itself, and with Greedy."""
+def evaluate(population: Any, layout: str, episodes: int) -> dict[str, Any]:
+    """Play the population with tomlib's own runner: each member with itself, and with Greedy."""
     from tomlib.agents import play_episode
     from tomlib.agents.partners import GreedyAgent
-    from tomlib.agents.ppo import Population, PPOPartner
+    from tomlib.agents.ppo import PPOPartner
     from tomlib.envs.overcooked import OvercookedGame
 
     game = OvercookedGame(layout)
-    population = Population.load(game, path)
 
     async def times(make: Any, condition: str) -> list[float]:
         return [
@@ -189,7 +188,7 @@ def main() -> None:
     args = ap.parse_args()
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tomlib.agents.ppo import action_names, layout_digest, weights_path
+    from tomlib.agents.ppo import Policy, Population, action_names, layout_digest, weights_path
     from tomlib.envs.overcooked import OvercookedGame
 
     game = OvercookedGame(args.layout)
@@ -202,9 +201,10 @@ def main() -> None:
                 train_member, [args.layout] * len(seeds), seeds, [args.steps] * len(seeds), [args.anneal] * len(seeds)
             )
         )
+    members = [run.pop("layers") for run in runs]
     arrays: dict[str, Any] = {}
-    for i, run in enumerate(runs):
-        for j, (w, b) in enumerate(run.pop("layers")):
+    for i, layers in enumerate(members):
+        for j, (w, b) in enumerate(layers):
             arrays[f"m{i}_w{j}"], arrays[f"m{i}_b{j}"] = w, b
     meta = {
         "what": "PPO self-play population: a labelled stand-in for the paper's PBT partner, not PBT",
@@ -226,10 +226,11 @@ def main() -> None:
         "script": "scripts/train_ppo_partner.py",
         "made": time.strftime("%Y-%m-%d"),
     }
+    population = Population(tuple(Policy(tuple(layers)) for layers in members), meta)
+    meta["evaluation"] = evaluate(population, args.layout, args.episodes)
     out.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out, meta=np.array(json.dumps(meta)), **arrays)
-    meta["evaluation"] = evaluate(out, args.layout, args.episodes)
-    np.savez_compressed(out, meta=np.array(json.dumps(meta)), **arrays)
+    Population.load(game, out)  # the file as written passes tomlib's own checks (kitchen, actions, features)
     print(json.dumps(meta["evaluation"], indent=1))
     print(f"wrote {out} ({out.stat().st_size / 1024:.0f} KB) in {time.time() - t0:.0f} s")
 

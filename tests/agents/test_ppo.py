@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import statistics
 from pathlib import Path
 
@@ -49,8 +50,6 @@ def test_every_shipped_member_cooks_with_itself_and_untrained_weights_do_not(gam
 
 
 def test_members_are_drawn_per_episode_from_the_agents_stream(game, population) -> None:  # type: ignore[no-untyped-def]
-    import random
-
     drawn = set()
     for seed in range(12):
         agent = PPOPartner(population)

@@ -32,9 +32,8 @@ class SelfPlayKitchens:
         self.states = [self.game.reset(0) for _ in range(n)]
         self.obs_dim = int(features(self.game, self.states[0]).shape[1])
         self.n_actions = len(self.names)
-        self.returns = np.zeros(n)
         self.finished: list[dict[str, float]] = []
-        """One record per ended episode: ``time`` (the task's score), ``delivered``, ``sparse`` and ``shaped``."""
+        """One record per ended episode: ``time`` (the task's score), ``delivered`` and ``shaped`` (its shaping)."""
         self._shaped = np.zeros(n)
 
     def _obs(self) -> np.ndarray:
@@ -42,7 +41,6 @@ class SelfPlayKitchens:
 
     def reset(self) -> np.ndarray:
         self.states = [self.game.reset(0) for _ in range(self.n)]
-        self.returns[:] = 0
         self._shaped[:] = 0
         return self._obs()
 
@@ -55,8 +53,7 @@ class SelfPlayKitchens:
             joint = (self.names[int(actions[2 * g])], self.names[int(actions[2 * g + 1])])
             nxt, info = self.game.transition(state, joint)
             shaped = float(sum(info["shaped_reward_by_agent"]))
-            sparse = DELIVERY_REWARD if nxt.delivered else 0.0
-            self.returns[g] += sparse
+            sparse = DELIVERY_REWARD if nxt.delivered else 0.0  # the delivery ends the episode: at most once
             self._shaped[g] += shaped
             rewards[2 * g] = rewards[2 * g + 1] = sparse + self.shaping * shaped
             if self.game.is_terminal(nxt):
@@ -65,7 +62,6 @@ class SelfPlayKitchens:
                     {
                         "time": self.game.score(nxt),
                         "delivered": float(nxt.delivered),
-                        "sparse": float(self.returns[g]),
                         "shaped": float(self._shaped[g]),
                     }
                 )
@@ -76,7 +72,7 @@ class SelfPlayKitchens:
                         "TimeLimit.truncated": not nxt.delivered,
                         "time": self.game.score(nxt),
                     }
-                self.returns[g] = self._shaped[g] = 0
+                self._shaped[g] = 0
                 nxt = self.game.reset(0)
             self.states[g] = nxt
         return self._obs(), rewards, dones, infos

@@ -20,16 +20,14 @@ import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from tomlib.agents._base import Agent, Decision, Emit, Site, no_emit
 from tomlib.envs import Game
 from tomlib.paths import data_dir
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 SOURCE_SUFFIX = "+ppo:selfplay"
 """Appended to the source of every row an episode with the stand-in went into (``formal+ppo:selfplay``)."""
@@ -129,8 +127,6 @@ class Population:
     def summary(self) -> pd.DataFrame:
         """One row per member: its training (seed, kitchen steps, minutes, numpy-vs-torch logit error) and the
         training script's evaluation with tomlib's own runner (mean time with itself and with Greedy)."""
-        import pandas as pd
-
         scored = {e["member"]: e for e in self.meta.get("evaluation", {}).get("members", [])}
         rows = []
         for i, t in enumerate(self.meta.get("training", [])):
@@ -150,8 +146,6 @@ class Population:
 
     def curves(self) -> pd.DataFrame:
         """Each member's learning curve: mean time of its recent training episodes against kitchen steps."""
-        import pandas as pd
-
         return pd.DataFrame(
             [{"member": i, **point} for i, t in enumerate(self.meta.get("training", [])) for point in t["curve"]]
         )
@@ -184,7 +178,7 @@ class PPOPartner(Agent):
             raise ValueError(f"member {self.member} is not in the population (0..{n - 1})")
         self.index = self.rng.randrange(n) if self.member is None else self.member
         self.policy = self.population.members[self.index]
-        self.names = action_names(game)
+        self.names = tuple(self.population.meta["actions"])  # checked against the game when loaded
 
     async def act(self, state: Any) -> Decision:
         probs = self.policy.probabilities(features(self.game, state)[self.player])

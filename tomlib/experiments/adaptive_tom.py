@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import re
 import statistics
 from collections.abc import Callable, Sequence
@@ -55,6 +56,12 @@ STAND_IN_NOTE = (
 )
 
 
+@functools.cache
+def stand_in_population() -> Population:
+    """The PPO stand-in for PBT on the Overcooked task's kitchen, read and checked once per process."""
+    return Population.load(load_task("overcooked"))
+
+
 class NotReproduced(RuntimeError):
     """A condition we cannot run here (e.g. a pretrained partner we do not have); the message says why."""
 
@@ -86,7 +93,6 @@ class Setup:
     def __post_init__(self) -> None:
         if self.pbt not in PBT_CHOICES:
             raise ValueError(f"pbt must be one of {', '.join(PBT_CHOICES)}; got {self.pbt!r}")
-        self._population: Population | None = None
 
     @property
     def source(self) -> str:
@@ -128,9 +134,7 @@ class Setup:
             try:
                 if self.pbt == "none":
                     return pbt_partner()
-                if self._population is None:
-                    self._population = Population.load(load_task("overcooked"))
-                return PPOPartner(self._population, self.ppo_member, self.ppo_deterministic)
+                return PPOPartner(stand_in_population(), self.ppo_member, self.ppo_deterministic)
             except (PartnerUnavailable, WeightsUnavailable) as exc:
                 raise NotReproduced(f"not reproduced: {exc}") from None
         raise ValueError(f"unknown agent {spec!r}; use ToM-0, ToM-1, ToM-2, {', '.join(ATOM.values())}, Greedy, PBT")
@@ -928,19 +932,18 @@ def expert_weights(runs: Sequence[Reproduction], results: str | None = None) -> 
                     )
     frame = pd.DataFrame(rows)
     if len(frame):  # a pairing two runs both played (Greedy, with and without the stand-in) once, valued first
-        valued_first = frame.assign(_missing=frame["value"].isna()).sort_values("_missing", kind="stable")
+        valued_first = frame.sort_values("value", key=lambda v: v.isna(), kind="stable")
         frame = valued_first.drop_duplicates(["algorithm", "partner", "expert", "source"]).sort_index()
-        frame = frame.drop(columns="_missing")
     return attach_paper_values(frame.reset_index(drop=True))
 
 
-STAND_IN_VARIANTS: dict[str, dict[str, Any]] = {
-    "member drawn per episode, sampled (default)": {},
-    "member 0, sampled": {"ppo_member": 0},
-    "member 1, sampled": {"ppo_member": 1},
-    "member 2, sampled": {"ppo_member": 2},
-    "member drawn per episode, argmax": {"ppo_deterministic": True},
-}
+def stand_in_variants(members: int) -> dict[str, dict[str, Any]]:
+    """The stand-in's playing rules worth comparing: the default, each member pinned, and argmax play."""
+    return {
+        "member drawn per episode, sampled (default)": {},
+        **{f"member {m}, sampled": {"ppo_member": m} for m in range(members)},
+        "member drawn per episode, argmax": {"ppo_deterministic": True},
+    }
 
 
 async def stand_in_sensitivity(
@@ -953,11 +956,11 @@ async def stand_in_sensitivity(
     progress: bool = True,
 ) -> pd.DataFrame:
     """How the stand-in's playing rule moves Table 3's PBT cell: the cell (its mean time over every episode with
-    each other formal agent type, in either seat, as :func:`table3` computes it) under each variant of
-    :data:`STAND_IN_VARIANTS`, beside the paper's PBT value."""
+    each other formal agent type, in either seat, as :func:`table3` computes it) under each variant (by default
+    :func:`stand_in_variants` of the shipped population), beside the paper's PBT value."""
     from tqdm.auto import tqdm
 
-    variants = variants or STAND_IN_VARIANTS
+    variants = variants or stand_in_variants(len(stand_in_population().members))
     others = [a for a in agents if a != "PBT"]
     game = load_task("overcooked")
     paper = paper_table(PAPER_ID, "table3").set_index("agent_type").query("metric == 'time'")["value"].get("PBT")
@@ -1007,7 +1010,7 @@ def plot_stand_in(population: Population | None = None) -> Any:
     import seaborn as sns
 
     game = load_task("overcooked")
-    population = population or Population.load(game)
+    population = population or stand_in_population()
     _, index, value = game.exact  # type: ignore[attr-defined]
     fastest = int(value[index[game.compact(game.reset(0))]])  # type: ignore[attr-defined]
     fig, ax = plt.subplots(figsize=(7, 3.2))

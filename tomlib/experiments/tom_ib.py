@@ -168,12 +168,24 @@ def check_parameters(
 TOKENS_PER_CALL = (2500, 450)  # our guess: the prompt carries every response and note so far (about 1,000-4,000)
 
 
+def calls(
+    configs: Sequence[str],
+    trials: int,
+    params: CityParams | None = None,
+    *,
+    tries: int = MAX_TRIES,
+    translations: int = TRANSLATION_ATTEMPTS,
+) -> int:
+    """Model calls of ``trials`` simulations per configuration when every turn takes ``tries`` tries and, with IB,
+    every try ``translations`` translation attempts."""
+    turns = (params or CityParams()).rounds * len(AGENTS)
+    return trials * turns * tries * sum(1 + (translations if CONFIGS[c][1] else 0) for c in configs)
+
+
 def estimate(model: str, configs: Sequence[str], trials: int, params: CityParams | None = None) -> Estimate:
     """Calls, tokens and USD of ``trials`` simulations per configuration from scratch: an upper bound, every turn
     using all its tries and, with IB, every translation attempt."""
-    turns = (params or CityParams()).rounds * len(AGENTS)
-    per_try = {c: 1 + (TRANSLATION_ATTEMPTS if CONFIGS[c][1] else 0) for c in configs}
-    return price(model, trials * turns * MAX_TRIES * sum(per_try.values()), TOKENS_PER_CALL)
+    return price(model, calls(configs, trials, params), TOKENS_PER_CALL)
 
 
 def announce(
@@ -181,8 +193,7 @@ def announce(
 ) -> None:
     """Print each model's estimate before live work (replayed calls cost nothing, so replay prints none)."""
     if llm_mode != "replay":
-        turns = (params or CityParams()).rounds * len(AGENTS)
-        fewest = trials * turns * sum(1 + CONFIGS[c][1] for c in configs)  # every turn right at its first try
+        fewest = calls(configs, trials, params, tries=1, translations=1)  # every turn right at its first try
         for name in models:
             estimate(name, configs, trials, params).announce(
                 name, f"an upper bound: every turn using all {MAX_TRIES} tries; {fewest:,} if every try succeeds"

@@ -26,6 +26,12 @@ NOT_PRINTED = (
     "Not a table printed in the paper: a tomlib measurement. The note column of its CSV says what each value is "
     "checked against."
 )
+SOURCES = (
+    "Every number carries its source: `paper` (transcribed from the paper), `formal` (exact model, no LLM) or "
+    "`llm:<model>` (a model's replies, live or replayed); `+ppo:selfplay` marks cells whose episodes include our PPO "
+    "self-play stand-in for the adaptive-ToM paper's PBT partner (a trained policy, not the paper's). Each table "
+    "shows ours beside the paper's value (mean, with the SD in parentheses where the paper gives one)."
+)
 MAX_ROWS = 60  # longer tables are linked as CSV rather than laid out in the page
 EXACT = 0.005
 
@@ -46,6 +52,11 @@ def _md_table(df: pd.DataFrame) -> str:
     rule = "| " + " | ".join("---" for _ in df.columns) + " |"
     body = ["| " + " | ".join(esc(v) for v in row) + " |" for row in df.itertuples(index=False)]
     return "\n".join([head, rule, *body])
+
+
+def _inline_html(text: str) -> str:
+    """Markdown prose with `code` spans as HTML."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text, quote=False))
 
 
 def _html_table(df: pd.DataFrame) -> str:
@@ -204,11 +215,7 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
     md = [
         "# tomlib results",
         "",
-        f"Generated {stamp}. Every number carries its source: `paper` (transcribed from the paper), `formal` (exact "
-        "model, no LLM) or `llm:<model>` (a model's replies, live or replayed); `+ppo:selfplay` marks cells whose "
-        "episodes include our PPO self-play stand-in for the adaptive-ToM paper's PBT partner (a trained policy, "
-        "not the paper's). Each table shows ours beside the paper's value (mean, with the SD in parentheses where "
-        "the paper gives one).",
+        f"Generated {stamp}. {SOURCES}",
         "",
         "| paper | tables reproduced | transcribed tables not reproduced |",
         "| --- | --- | --- |",
@@ -219,11 +226,7 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
     ]
     hs = [
         "<h1>tomlib results</h1>",
-        f"<p>Generated {stamp}. Every number carries its source: <code>paper</code> (transcribed from the paper), "
-        "<code>formal</code> (exact model, no LLM) or <code>llm:&lt;model&gt;</code> (a model's replies, live or "
-        "replayed); <code>+ppo:selfplay</code> marks cells whose episodes include our PPO self-play stand-in for the "
-        "adaptive-ToM paper's PBT partner (a trained policy, not the paper's). Each table shows ours beside the "
-        "paper's value (mean, with the SD in parentheses where the paper gives one).</p>",
+        f"<p>Generated {stamp}. {_inline_html(SOURCES)}</p>",
         _html_table(
             pd.DataFrame(
                 [

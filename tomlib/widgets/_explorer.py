@@ -246,13 +246,12 @@ def summary_figure(df: pd.DataFrame, title: str = "") -> Any:
     for ax, metric in zip(axes[:, 0], metrics, strict=True):
         sub = df[df["metric"].fillna("score") == metric]
         conditions = list(dict.fromkeys(sub["condition"]))
-        row = sub["condition"].map({c: i for i, c in enumerate(conditions)}).to_numpy()
-        colors = [palette[i % len(palette)] for i in row]
+        place = {c: i for i, c in enumerate(conditions)}
         per = int(sub["condition"].value_counts().max())
         if per > 60 and sub["score"].nunique() <= 12:
             # hundreds of episodes on a few outcomes (pass rates, points): one disc per outcome, its area the count
             counts = sub.groupby(["condition", "score"], sort=False).size().reset_index(name="n")
-            y = counts["condition"].map({c: i for i, c in enumerate(conditions)}).to_numpy()
+            y = counts["condition"].map(place).to_numpy()
             ax.scatter(
                 counts["score"], y, s=600 * counts["n"] / per, c=[palette[i % len(palette)] for i in y], alpha=0.6
             )
@@ -260,7 +259,9 @@ def summary_figure(df: pd.DataFrame, title: str = "") -> Any:
                 ax.annotate(str(n), (xv, yv), xytext=(0, 9), textcoords="offset points", ha="center", fontsize=7)
         else:
             size, alpha = max(4.0, 22 * min(1.0, 40 / per)), max(0.25, min(0.7, 25 / per))
+            row = sub["condition"].map(place).to_numpy()
             jitter = row + rng.uniform(-0.3, 0.3, len(row))
+            colors = [palette[i % len(palette)] for i in row]
             ax.scatter(sub["score"], jitter, s=size, c=colors, alpha=alpha, linewidths=0)
         means = sub.groupby("condition", sort=False)["score"].mean().reindex(conditions)
         ax.scatter(means.to_numpy(), np.arange(len(conditions)), marker="|", s=320, c="black", linewidths=2)
