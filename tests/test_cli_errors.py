@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from tomlib.__main__ import main
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
@@ -54,6 +57,39 @@ def test_a_yaml_error_in_the_model_registry_names_file_and_line(
     monkeypatch.setenv("TOMLIB_CONFIGS", str(tmp_path))
     err = one_line_error(capsys, ["models"])
     assert "models.yaml:4:" in err and "YAML syntax error in the model registry" in err
+
+
+def test_a_broken_model_entry_fails_only_what_uses_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tomlib.llm import ConfigError, get_model_config, load_models
+    from tomlib.runner._models import check_models
+
+    configs = tmp_path / "configs"
+    shutil.copytree(ROOT / "configs", configs)  # the real profiles
+    registry = "models:\n  local:\n    kind: local\n  broken:\n    kind: openai\n    concurrency: lots\n"
+    write(configs / "models.yaml", registry + "  also-local:\n    kind: local\n")
+    monkeypatch.setenv("TOMLIB_CONFIGS", str(configs))
+
+    assert get_model_config("also-local").kind == "local"  # a valid entry, after the broken one, loads
+    with pytest.raises(ConfigError) as info:
+        get_model_config("broken")
+    msg = str(info.value)
+    assert "models.yaml" in msg and "'broken'" in msg and "concurrency: Input should be a valid integer" in msg
+    assert "\n" not in msg
+    with pytest.raises(ConfigError, match=r"Unknown model 'brokn'.*broken"):  # the names are still listed
+        get_model_config("brokn")
+    with pytest.raises(ConfigError) as info:  # reading every entry at once still fails, in one line
+        load_models()
+    assert "'broken'" in str(info.value) and "\n" not in str(info.value)
+
+    # the runner's check before any kernel: a notebook on another model goes ahead, one on `broken` stops here
+    assert check_models([("00_quickstart", {"model": "local", "llm_mode": "replay"})]) == []
+    err = one_line_error(capsys, ["run", "00", "--no-html", "-p", "model", "broken"])
+    assert "00_quickstart: " in err and "models.yaml: model 'broken' is not valid: concurrency" in err
+    assert main(["models"]) == 0  # the listing shows the valid entries and names the broken one
+    out = capsys.readouterr().out
+    assert "also-local" in out and "broken" in out and "concurrency" in out
 
 
 @pytest.mark.parametrize(

@@ -38,6 +38,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         overrides=parse_cli(args.parameters or (), args.parameters_yaml),
         sandbox=args.sandbox,
         spend_to_budget=args.spend_to_budget,
+        dashboard=args.dashboard,
     )
     report = build_report(args.results)
     print(summarize(outcomes))
@@ -63,6 +64,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         ship_results=args.ship_results,
         sandbox=args.sandbox,
         spend_to_budget=args.spend_to_budget,
+        dashboard=args.dashboard,
     )
     df = pd.read_csv(index, keep_default_na=False)
     failed = df[df["status"] != "ok"]
@@ -131,7 +133,8 @@ def _cmd_view(args: argparse.Namespace) -> int:
 def _cmd_runs(args: argparse.Namespace) -> int:
     import time
 
-    from tomlib.trace._runs import in_use, list_runs, prune_runs, runs_to_prune
+    from tomlib.paths import results_dir
+    from tomlib.trace._runs import in_use, list_runs, prune_runs, remove_stale_attempts, runs_to_prune, stale_attempts
 
     runs = list_runs(args.results)
     used = in_use(runs, args.results)
@@ -148,23 +151,35 @@ def _cmd_runs(args: argparse.Namespace) -> int:
         )
         return 0
     doomed = runs_to_prune(runs, used, older_than_days=args.older_than, experiment=args.experiment)
+    root = results_dir(args.results)
     if args.dry_run:
         for r in doomed:
             print(f"would remove {r.run_id} ({r.bytes / 1e6:.1f} MB)")
-        print(f"{len(doomed)} run(s), {sum(r.bytes for r in doomed) / 1e6:.1f} MB would be freed")
+        attempts = stale_attempts(args.results)
+        for path in attempts:  # notebooks half-executed by a worker that died (an interrupted run)
+            print(f"would remove {path.relative_to(root)} (left by an interrupted run)")
+        print(
+            f"{len(doomed)} run(s), {sum(r.bytes for r in doomed) / 1e6:.1f} MB and {len(attempts)} stale attempt "
+            "file(s) would be freed"
+        )
         return 0
     freed = prune_runs(doomed)
-    print(f"removed {len(doomed)} unused run(s), {freed / 1e6:.1f} MB freed; {len(runs) - len(doomed)} kept")
+    attempts = remove_stale_attempts(args.results)
+    print(
+        f"removed {len(doomed)} unused run(s), {freed / 1e6:.1f} MB freed, and {len(attempts)} stale attempt file(s); "
+        f"{len(runs) - len(doomed)} kept"
+    )
     return 0
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
     import os
 
-    from tomlib.llm import load_models
+    from tomlib.llm._config import read_models
 
+    models, broken = read_models()
     print(f"{'name':<20} {'kind':<7} {'key':<34} {'USD per 1k tokens in/out':<26} description")
-    for name, cfg in load_models().items():
+    for name, cfg in models.items():
         key = "no key needed"
         if cfg.api_key_env:
             key = f"${cfg.api_key_env} " + ("set" if os.environ.get(cfg.api_key_env) else "NOT set")
@@ -172,6 +187,8 @@ def _cmd_models(args: argparse.Namespace) -> int:
         if cfg.price_per_1k_input is not None and cfg.price_per_1k_output is not None:
             prices = f"{cfg.price_per_1k_input:g} / {cfg.price_per_1k_output:g}"
         print(f"{name:<20} {cfg.kind:<7} {key:<34} {prices:<26} {' '.join(cfg.description.split())[:60]}")
+    for problem in broken.values():  # listed, not fatal: only what uses the entry fails
+        print(f"NOT USABLE: {problem}")
     return 0
 
 
@@ -213,6 +230,13 @@ def _engine_args(p: argparse.ArgumentParser) -> None:
         default=None,
         help="how generated code runs: isolated (default; refuses where it cannot be isolated) or rlimits-only "
         "(runs it anyway, with resource limits only)",
+    )
+    p.add_argument(
+        "--dashboard",
+        action="store_true",
+        default=None,
+        help="serve the local dask cluster's dashboard on 127.0.0.1 and print its address (off by default: any "
+        "local user can read it, logs and call stacks included)",
     )
 
 

@@ -29,7 +29,7 @@ def describe_validation(exc: Any, limit: int = 8) -> str:
     parts = []
     for err in exc.errors()[:limit]:
         loc = ".".join(str(x) for x in err["loc"]) or "(root)"
-        parts.append(f"{loc}: {err['msg']}")
+        parts.append(f"{loc}: {' '.join(str(err['msg']).split())}")  # a nested model's error spans lines
     return "; ".join(parts)
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import re
+import stat
+import tempfile
 from pathlib import Path
 
 _MARKER = "pyproject.toml"
@@ -62,6 +64,80 @@ def webdeps_dir() -> Path:
     """require.js and the widget renderer, fetched by ``./reproduce.sh`` (``TOMLIB_WEBDEPS`` overrides)."""
     env = os.environ.get("TOMLIB_WEBDEPS")
     return Path(env).resolve() if env else project_root() / ".tomlib" / "webdeps"
+
+
+def private_dir(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a folder no other user can change: made with mode 700 when it is missing (its parent must exist),
+    then checked without following links. It must be a real folder (not a symbolic link), owned by this user,
+    writable by no one else, and inside folders that no other user can rename it out of (a folder anyone can write
+    needs the sticky bit, as /tmp has). Anything else raises :class:`~tomlib.errors.UsageError` (one line: the path,
+    why, and the fix), because another user who can swap a folder decides what runs from it.
+    Stdlib only, so it works in any interpreter that can read ``tomlib/``."""
+    from tomlib.errors import UsageError
+
+    folder = Path(os.path.abspath(path))
+    fix = "or set XDG_RUNTIME_DIR to a folder of yours with mode 700"
+
+    def refuse(why: str, remedy: str) -> UsageError:
+        return UsageError(
+            f"Refusing {folder} as a private folder: {why}, so another user could change what tomlib runs from it. "
+            f"{remedy}."
+        )
+
+    try:
+        os.mkdir(folder, 0o700)  # the umask can only take bits away
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise refuse(f"it cannot be made ({exc.strerror})", f"Run from a checkout you can write to, {fix}") from None
+    st = os.lstat(folder)
+    if stat.S_ISLNK(st.st_mode):
+        raise refuse("it is a symbolic link", f"Remove the link ({folder}), {fix}")
+    if not stat.S_ISDIR(st.st_mode):
+        raise refuse("it is not a folder", f"Remove it, {fix}")
+    if st.st_uid != os.geteuid():
+        raise refuse(f"it belongs to uid {st.st_uid}, not to you (uid {os.geteuid()})", f"Remove it, {fix}")
+    if st.st_mode & 0o022:
+        who = "others" if st.st_mode & 0o002 else "its group"
+        raise refuse(f"it is writable by {who} (mode {stat.S_IMODE(st.st_mode):o})", f"Run `chmod go-w {folder}`")
+    where = Path(os.path.realpath(folder.parent))
+    for parent in (where, *where.parents):
+        mode = os.lstat(parent).st_mode
+        if mode & 0o002 and not mode & stat.S_ISVTX:
+            raise refuse(
+                f"it is inside {parent}, which any user can write to (mode {stat.S_IMODE(mode):o}, no sticky bit)",
+                f"Move it, or run `chmod o-w {parent}`",
+            )
+    return folder
+
+
+def _ours_alone(path: str) -> bool:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077
+
+
+def scratch_base() -> Path:
+    """The folder in which the runner makes its scratch folders (with ``tempfile.mkdtemp``), such as dask's for every
+    scheduler and worker. ``$XDG_RUNTIME_DIR/tomlib`` when the runtime folder is this user's alone (mode 700); else
+    ``.tomlib/tmp`` in the project, beside its other state, when that can be private (:func:`private_dir`); else the
+    system's temp folder when it has the sticky bit, as /tmp has (a folder ``mkdtemp`` makes there is as private: mode
+    700, a name no one can take first, and no one else may rename it). Never a fixed name in a shared folder."""
+    from tomlib.errors import UsageError
+
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime) and _ours_alone(runtime):
+        return private_dir(Path(runtime) / "tomlib")
+    try:
+        return private_dir(private_dir(project_root() / ".tomlib") / "tmp")
+    except UsageError:  # e.g. a .tomlib made under umask 002, or a checkout this user cannot write
+        shared = Path(tempfile.gettempdir())
+        st = os.lstat(shared)
+        if stat.S_ISDIR(st.st_mode) and (st.st_mode & stat.S_ISVTX or _ours_alone(str(shared))):
+            return shared
+        raise
 
 
 _BOUNDARY = r"(?=[/\\\"'\s<>)\],;:&]|$)"  # a whole path (or its prefix up to a separator), not a longer name

@@ -296,6 +296,37 @@ def test_a_damaged_transcript_fails_only_what_needs_it(make_model, server, isola
     assert "bad.exp.jsonl.gz" in msg and "damaged" in msg and "git checkout" in msg
 
 
+def test_one_bad_line_in_a_transcript_skips_only_that_line(make_model, server, isolated: Path) -> None:  # type: ignore[no-untyped-def]
+    work = ResponseStore(isolated / "work.sqlite")
+    chat = ChatModel(fake_config(server), store=work)
+    questions = [f"question {i}" for i in range(4)]
+    for q in questions:
+        chat.complete_sync(user(q), sample_key={"experiment": "lines"})
+    path = isolated / "transcripts" / "lines.jsonl.gz"
+    assert work.export(path, experiment="lines") == 4
+    lines = gzip.decompress(path.read_bytes()).split(b"\n")
+    lines[1] = lines[1][: len(lines[1]) // 2]  # line 2 cut short; the others intact
+    lines[2] = lines[2].replace(b'"request"', b'"requests"', 1)  # line 3 valid JSON, but not a transcript line
+    path.write_bytes(gzip.compress(b"\n".join(lines)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = make_model(mode="replay")
+    hits, misses = 0, []
+    for q in questions:
+        try:
+            hits += m.complete_sync(user(q), sample_key={"experiment": "lines"}).cache_hit
+        except ReplayMiss as exc:
+            misses.append(str(exc))
+    assert hits == 2 and len(misses) == 2  # the two good lines answer; each bad line fails only its own call
+    warned = " ".join(str(w.message) for w in caught)
+    assert "lines.jsonl.gz:2 (" in warned and "lines.jsonl.gz:3 (" in warned and "re-export" in warned
+    assert all("lines.jsonl.gz:2" in msg for msg in misses)
+    with warnings.catch_warnings(record=True) as again:  # still damaged: the next model says so again
+        warnings.simplefilter("always")
+        make_model(mode="replay")
+    assert any("lines.jsonl.gz:2" in str(w.message) for w in again)
+
+
 def test_pruned_rows_stay_pruned(make_model, server, isolated: Path) -> None:  # type: ignore[no-untyped-def]
     work = ResponseStore(isolated / "work.sqlite")
     ChatModel(fake_config(server), store=work).complete_sync(user("x"), sample_key={"experiment": "p"})

@@ -93,14 +93,14 @@ def test_sync_transcripts_imports_changed_files_once(tmp_path: Path) -> None:
     assert dst.sync_transcripts(tmp_path / "t") == 1
 
 
-def test_a_broken_transcript_is_reported_and_imports_nothing(tmp_path: Path) -> None:
+def test_a_broken_transcript_line_is_reported_and_only_it_is_skipped(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl.gz"
     good_line = json.dumps({"request": req(1), "response": resp(1)})
     bad.write_bytes(gzip.compress((good_line + "\n{not json\n").encode()))
     store = ResponseStore(tmp_path / "s.sqlite")
-    with pytest.raises(ValueError, match=r"bad.jsonl.gz:2 is not a tomlib transcript line"):
-        store.import_file(bad)
-    assert len(store) == 0
+    with pytest.warns(UserWarning, match=r"bad.jsonl.gz:2 \(JSONDecodeError.*re-export or re-record it"):
+        assert store.import_file(bad) == 1
+    assert len(store) == 1 and str(bad) in store.transcript_problems
 
 
 def test_prune_by_experiment_and_refuses_unfiltered(tmp_path: Path) -> None:

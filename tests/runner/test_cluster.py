@@ -34,7 +34,13 @@ def cluster(isolated: Path) -> Iterator[distributed.LocalCluster]:
     """Two worker processes that record into their own response store, as workers on another machine would."""
     env = {"TOMLIB_STORE": str(isolated / "worker-store" / "responses.sqlite")}
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", env=env
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address="127.0.0.1:0",  # ":0" would listen on every interface
+        env=env,
+        local_directory=str(isolated / "dask"),  # not dask's shared $TMPDIR/dask-scratch-space (issue 30)
+        scheduler_kwargs={"local_directory": str(isolated / "dask")},
     ) as lc:
         yield lc
 
@@ -214,6 +220,18 @@ def test_the_driver_hears_which_cell_each_worker_starts(isolated: Path) -> None:
     assert seen[:2] == ["12_cells cell 1/2: results_dir = ''", "12_cells cell 2/2: import time"], seen
 
 
+def http_answer(host: str, port: int) -> bytes:
+    """The first bytes a server at ``host:port`` sends back to a plain HTTP GET (b"" when it says nothing)."""
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=5) as sock:
+            sock.sendall(f"GET / HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+            return sock.recv(64)
+    except OSError:
+        return b""
+
+
 INTRUDER = """
 import sys
 from distributed import Client
@@ -233,10 +251,10 @@ for where in (address, address.replace("tls://", "tcp://")):
 
 def test_the_local_cluster_runs_only_the_sweeps_own_code() -> None:
     """Another process (any local user) cannot drive the sweep's cluster: TLS with a certificate made for this run,
-    held in memory; nothing of it listens beyond loopback."""
+    held in memory; nothing of it listens beyond loopback, and nothing of it answers HTTP (no dashboard, no worker
+    status pages) unless asked for with --dashboard."""
     import subprocess
     import sys
-    from urllib.parse import urlparse
 
     import psutil
 
@@ -246,7 +264,6 @@ def test_the_local_cluster_runs_only_the_sweeps_own_code() -> None:
         address = client.scheduler.address
         assert address.startswith("tls://127.0.0.1:")
         assert client.submit(int, 41).result() == 41  # the sweep's own client works
-        assert urlparse(client.dashboard_link).hostname == "127.0.0.1"
         out = subprocess.run([sys.executable, "-c", INTRUDER, address], capture_output=True, text=True, timeout=120)
         assert out.stdout.split() == ["refused"] * 4, out.stdout + out.stderr[-2000:]
         me = psutil.Process()
@@ -255,3 +272,62 @@ def test_the_local_cluster_runs_only_the_sweeps_own_code() -> None:
             c.laddr for c in psutil.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN and c.pid in pids
         ]
         assert listening and all(addr.ip == "127.0.0.1" for addr in listening), listening
+        answers = {addr.port: http_answer(addr.ip, addr.port) for addr in listening}
+        assert not {port: first for port, first in answers.items() if first.startswith(b"HTTP/")}, answers
+        assert not client.dashboard_link
+
+
+def test_the_dashboard_is_served_only_when_asked_and_says_where(isolated: Path) -> None:
+    """``--dashboard`` (or ``dashboard: true`` in a profile) starts the scheduler's dashboard on 127.0.0.1, and the
+    runner prints one line with its address and who can read it."""
+    import re
+    import subprocess
+    import sys
+
+    flag = isolated / "probed"
+    nb = write_nb(
+        isolated / "13_wait.ipynb",
+        "results_dir = ''\nseed = 1",
+        f"import pathlib, time\nfor _ in range(600):\n    if pathlib.Path({str(flag)!r}).exists(): break\n"
+        "    time.sleep(0.1)",
+    )
+    g = grid(isolated, "parameters:\n  seed: [1]\n")
+    cmd = [sys.executable, "-m", "tomlib", "sweep", str(nb), "--grid", str(g), "--name", "dash", "--dashboard"]
+    driver = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    assert driver.stdout is not None
+    try:
+        for line in driver.stdout:
+            lines.append(line)
+            if "dask dashboard" in line:
+                break
+        said = [line for line in lines if "dask dashboard" in line]
+        assert len(said) == 1 and "any local user" in said[0], lines
+        url = re.search(r"http://127\.0\.0\.1:(\d+)/\S*", said[0])
+        assert url, said
+        assert http_answer("127.0.0.1", int(url.group(1))).startswith(b"HTTP/1.1 "), said
+    finally:
+        flag.write_text("")
+        out, _ = driver.communicate(timeout=120)
+    assert driver.returncode == 0, "".join(lines) + out
+    profile = isolated / "dash.yaml"
+    profile.write_text("parameters: {}\ndashboard: true\n")
+    (isolated / "books").mkdir()
+    nb2 = write_nb(isolated / "books" / "14_quick.ipynb", "results_dir = ''", "x = 1")
+    cmd = [sys.executable, "-m", "tomlib", "run", "14", "--notebooks-dir", str(nb2.parent), "--profile", str(profile)]
+    out = subprocess.run([*cmd, "--no-html"], capture_output=True, text=True, timeout=300)
+    said = [line for line in (out.stdout + out.stderr).splitlines() if "dask dashboard" in line]
+    assert out.returncode == 0 and len(said) == 1 and "http://127.0.0.1:" in said[0], out.stdout + out.stderr
+
+
+def test_the_command_line_and_profiles_carry_the_dashboard_switch(isolated: Path) -> None:
+    from tomlib.__main__ import build_parser
+    from tomlib.runner import load_profile
+
+    parser = build_parser()
+    assert parser.parse_args(["run"]).dashboard is None  # the profile decides
+    assert parser.parse_args(["run", "--dashboard"]).dashboard is True
+    assert parser.parse_args(["sweep", "01", "--grid", "g.yaml", "--dashboard"]).dashboard is True
+    (isolated / "p.yaml").write_text("parameters: {}\ndashboard: true\n")
+    assert load_profile(isolated / "p.yaml").dashboard is True
+    assert load_profile("default").dashboard is False

@@ -30,14 +30,25 @@ NOBODY = 65534
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = """
 import dataclasses, json, sys
+from sandbox_users import plant_key
 from tomlib.sandbox import Limits, run_tests
 spec = json.loads(sys.stdin.read())
+if spec.get("key"):
+    plant_key(spec["key"])
 try:
     r = run_tests(spec["program"], spec["tests"], limits=Limits(**spec["limits"]), mode=spec["mode"])
 except Exception as exc:
     print(json.dumps({"raised": type(exc).__name__, "message": str(exc)}))
 else:
     print(json.dumps(dataclasses.asdict(r)))
+"""
+
+SIDE_BY_SIDE_DRIVER = """
+import json, sys
+from sandbox_users import side_by_side
+from tomlib.sandbox import Limits
+spec = json.loads(sys.stdin.read())
+print(json.dumps(side_by_side(spec["checks"], Limits(**spec["limits"]), spec["head_start_s"])))
 """
 
 IN_TURN_DRIVER = """
@@ -106,6 +117,57 @@ def readable_copy() -> Path:
     for p in [folder, *folder.rglob("*")]:
         p.chmod(0o755 if p.is_dir() else 0o644)
     return folder
+
+
+KEYCTL, ADD_KEY = 250, 248  # x86_64 system call numbers (the tests that use them skip elsewhere)
+KEYCTL_JOIN_SESSION_KEYRING, KEY_SPEC_SESSION_KEYRING = 1, -3
+
+
+def new_session_keyring() -> bool:
+    """Join a new, empty session keyring (what ``keyctl new_session`` does)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return libc.syscall(ctypes.c_long(KEYCTL), ctypes.c_long(KEYCTL_JOIN_SESSION_KEYRING), None) >= 0
+
+
+def plant_key(secret: str, description: str = "tomlib-planted") -> int:
+    """Add a ``user`` key holding ``secret`` to a new session keyring, as a user's login session may hold an API key;
+    returns the key's serial (<= 0 when this machine has no keyrings)."""
+    import ctypes
+
+    if not new_session_keyring():
+        return -1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    data = secret.encode()
+    return libc.syscall(
+        ctypes.c_long(ADD_KEY),
+        b"user",
+        description.encode(),
+        data,
+        ctypes.c_long(len(data)),
+        ctypes.c_long(KEY_SPEC_SESSION_KEYRING),
+    )
+
+
+def side_by_side(checks: Sequence[dict], limits: Limits, head_start_s: float) -> list[dict]:
+    """Run checks at the same time, each in its own thread (so each gets its own launcher), the first ``head_start_s``
+    ahead of the others; their results in order."""
+    results: list[dict] = [{} for _ in checks]
+
+    def one(i: int, c: dict) -> None:
+        results[i] = dataclasses.asdict(run_tests(c["program"], c["tests"], limits=limits))
+
+    threads = [threading.Thread(target=one, args=(i, c)) for i, c in enumerate(checks)]
+    threads[0].start()
+    time.sleep(head_start_s)
+    for t in threads[1:]:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
 
 
 def _marker_running(marker: str) -> bool:
@@ -184,19 +246,33 @@ class Checker:
         return NOBODY if self.who == "nobody" else os.geteuid()
 
     def check(
-        self, program: str, tests: str = "", *, limits: Limits | None = None, mode: str | None = None, **env: str
+        self,
+        program: str,
+        tests: str = "",
+        *,
+        limits: Limits | None = None,
+        mode: str | None = None,
+        key: str = "",
+        **env: str,
     ) -> CheckResult:
-        """One sandboxed check as this user; ``env`` is the caller's environment the check must not see."""
+        """One sandboxed check as this user; ``env`` is the caller's environment the check must not see, and ``key``
+        a secret in the caller's session keyring (planted before the launcher starts, as a login session holds it)."""
         lim = limits or Limits()
         if self.who != "nobody":
             saved = {k: os.environ.get(k) for k in env}
             os.environ.update(env)
+            if key:
+                _POOL.close()  # the next launcher starts in the session that holds the key
+                assert plant_key(key) > 0, "could not add a key to a session keyring"
             try:
                 return run_tests(program, tests, limits=lim, mode=mode)
             finally:
                 for k, v in saved.items():
                     os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
-        spec = {"program": program, "tests": tests, "limits": dataclasses.asdict(lim), "mode": mode}
+                if key:
+                    _POOL.close()
+                    new_session_keyring()  # the planted key is no longer this process's
+        spec = {"program": program, "tests": tests, "limits": dataclasses.asdict(lim), "mode": mode, "key": key}
         got = _as_nobody(DRIVER, spec, env, timeout=lim.timeout_s + 60)
         if got.get("raised") == "SandboxUnavailable":
             raise SandboxUnavailable(got["message"])
@@ -210,6 +286,13 @@ class Checker:
             return in_turn(steps, lim, marker)
         spec = {"steps": list(steps), "limits": dataclasses.asdict(lim), "marker": marker}
         return _as_nobody(IN_TURN_DRIVER, spec, {}, timeout=len(steps) * (lim.timeout_s + 30))
+
+    def side_by_side(self, checks: Sequence[dict], *, limits: Limits, head_start_s: float = 0.5) -> list[dict]:
+        """Checks at the same time as this user, the first ``head_start_s`` ahead (see :func:`side_by_side`)."""
+        if self.who != "nobody":
+            return side_by_side(checks, limits, head_start_s)
+        spec = {"checks": list(checks), "limits": dataclasses.asdict(limits), "head_start_s": head_start_s}
+        return _as_nobody(SIDE_BY_SIDE_DRIVER, spec, {}, timeout=len(checks) * (limits.timeout_s + 30))
 
     def spawn(self, args: Sequence[str], **env: str) -> subprocess.Popen[bytes]:
         """A process of this user (a neighbour the sandboxed program should not see)."""

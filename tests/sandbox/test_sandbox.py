@@ -21,6 +21,7 @@ import pytest
 
 from tests.sandbox._users import ROOT, SEEN, Checker, open_to_all, skip_reason
 from tomlib.datasets import CodeTask, humaneval, mbpp
+from tomlib.errors import UsageError
 from tomlib.sandbox import Limits, check_many, run_tests
 from tomlib.sandbox._run import ISOLATION, SandboxUnavailable
 
@@ -213,12 +214,14 @@ def test_data_outside_the_system_folders_is_hidden(as_user: Checker) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/etc/shadow"), reason="needs root and /etc/shadow")
-def test_roots_program_runs_as_nobody_and_cannot_read_roots_files() -> None:
+def test_roots_program_runs_as_a_uid_of_its_own_and_cannot_read_roots_files() -> None:
     # without capabilities uid 0 still owns /etc/shadow (mode 640, owner root): the program must not be uid 0
     r = run_tests("import os\nuid = os.getuid()\nopen('/etc/shadow').read()", "")
     assert not r.passed and "Permission denied" in r.reason, r.reason
-    assert "not-root" in r.isolation
-    assert run_tests("import os\nuid = os.getuid()", "assert uid == 65534, uid").passed
+    assert {"not-root", "own-process-limit"} <= set(r.isolation)
+    # a uid of the launcher's own, not nobody's (whose process count every check would share)
+    r = run_tests("import os\nuid = os.getuid()\nprint(uid)", "assert uid not in (0, 65534) and uid >= 0x7E000000")
+    assert r.passed, r.reason
 
 
 def test_home_and_run_are_hidden(as_user: Checker) -> None:
@@ -379,3 +382,158 @@ def test_a_program_runs_as_its_own_main_module() -> None:
     assert failing.reason == "ValueError: from the program"
     assert "_launch.py" not in failing.stderr and failing.stderr.startswith("Traceback"), failing.stderr
     assert run_tests("import sys\nsys.exit(3)", "").reason == "exit code 3 before the tests finished"
+
+
+# ---- the verdict, the keyring, memory and processes per check (issue 30) -----------------------------------------
+
+FORGERIES = {
+    # the harness's old completion function, called early
+    "calling the completion function": "import os\n_tomlib_done()\nos._exit(0)",
+    # a refusal written where the launcher once wrote its report: it stopped the whole batch
+    "claiming a protection is missing": "import os\nos.write(3, b'missing:no-network\\n')\nos._exit(97)",
+    # every inherited descriptor gets a would-be token and a refusal, then a clean exit
+    "writing to every descriptor": "import os\nfor fd in range(3, 64):\n    try:\n"
+    "        os.write(fd, b'\\n' + os.urandom(16).hex().encode() + b'\\nmissing:no-network\\n')\n"
+    "    except OSError:\n        pass\nos._exit(0)",
+    # the harness's own calls replaced before the tests run
+    "replacing exec and settrace": "import builtins, sys\nbuiltins.exec = lambda *a, **k: None\n"
+    "builtins.compile = lambda *a, **k: None\nsys.settrace = sys.setprofile = lambda f: None",
+    # a trace function that jumps from the first line after the program to the file's last line
+    "jumping over the asserts": "import sys\n"
+    "END = len(open(__file__).read().splitlines())\n"
+    "def skip(frame, event, arg):\n"
+    "    if event == 'line' and frame.f_code.co_filename == __file__ and START < frame.f_lineno < END:\n"
+    "        frame.f_lineno = END\n"
+    "    return skip\n"
+    "START = sys._getframe().f_lineno\nsys._getframe().f_trace = skip\nsys.settrace(skip)",
+}
+
+
+@pytest.mark.parametrize("forgery", FORGERIES)
+def test_nothing_the_program_can_name_or_write_to_decides_the_verdict(as_user: Checker, forgery: str) -> None:
+    # the tests fail; the program tries to make the check pass anyway, or to stop the batch (SandboxUnavailable)
+    tests = "assert 1 == 2\nassert 2 == 3\npass\npass"
+    r = as_user.check(FORGERIES[forgery], tests, limits=FAST)
+    assert not r.passed and r.status == "failed", r
+    assert set(ISOLATION) <= set(r.isolation), r.isolation  # what applied comes from the launcher, not the program
+
+
+def test_code_that_reads_the_harness_frame_can_still_forge_a_pass() -> None:
+    # the known limit of any checker that runs tests in the program's interpreter: the token is in memory, and code
+    # written to find it (here in the caller's frame) can. README's "Running generated code" names this test.
+    steal = (
+        "import os, sys\n"
+        "token = next(v for v in sys._getframe(1).f_locals.values() if isinstance(v, bytes) and len(v) == 32)\n"
+        "os.write(3, token)\nos._exit(0)"
+    )
+    assert run_tests(steal, "assert 1 == 2").passed
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the planted key uses x86_64 system call numbers")
+def test_a_key_in_the_callers_session_keyring_is_out_of_reach(as_user: Checker) -> None:
+    secret = "sk-keyring-" + secrets.token_hex(8)
+    read = (
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
+        "L = ctypes.c_long\n"
+        "serial = libc.syscall(L(250), L(10), L(-3), b'user', b'tomlib-planted', L(0))  # KEYCTL_SEARCH, session\n"
+        "buf = ctypes.create_string_buffer(256)\n"
+        "n = libc.syscall(L(250), L(11), L(serial), buf, L(256)) if serial > 0 else -1  # KEYCTL_READ\n"
+        "leaked = buf.raw[: max(n, 0)]\nerrno = ctypes.get_errno()"
+    )
+    r = as_user.check(read, "assert not leaked, leaked\nassert errno == 1, errno  # EPERM", key=secret)
+    assert r.passed and "no-keyrings" in r.isolation, r
+    bare = as_user.check(
+        read, f"assert leaked == {secret.encode()!r}, leaked", limits=BARE, mode="rlimits-only", key=secret
+    )
+    assert bare.passed, "without the sandbox the planted key should be readable: " + bare.reason
+
+
+HOG = """
+import os, select, time
+r, w = os.pipe()
+kids = []
+for _ in range(4):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        held = []
+        try:
+            while len(held) < 12:
+                chunk = bytearray(32 << 20)
+                chunk[::4096] = b"x" * len(range(0, len(chunk), 4096))
+                held.append(chunk)
+        except MemoryError:
+            pass
+        os.write(w, b"%d," % (32 * len(held)))
+        time.sleep(30)
+        os._exit(0)
+    kids.append(pid)
+got, end = b"", time.time() + 20
+while got.count(b",") < len(kids) and time.time() < end:
+    if select.select([r], [], [], 0.1)[0]:
+        got += os.read(r, 64)
+alive = [k for k in kids if os.waitpid(k, os.WNOHANG) == (0, 0)]
+print(sum(int(x) for x in got.split(b",") if x), len(kids), len(alive))
+"""
+
+
+def test_a_checks_processes_together_stay_within_its_memory(as_user: Checker) -> None:
+    # four children each try to hold 384 MB at once: under a per-process limit they did (1.5 GB in a 512 MB check)
+    lim = Limits(timeout_s=40, cpu_s=30, memory_mb=512, file_mb=4)
+    r = as_user.check(HOG, "", limits=lim)
+    assert r.passed and "memory-per-check" in r.isolation, r
+    held, children, alive = map(int, r.stdout.split())
+    assert children >= 1 and alive == children, r.stdout
+    assert held + 30 * (children + 1) <= lim.memory_mb, (
+        f"{held} MB held by {children} children in a {lim.memory_mb} MB check"
+    )
+
+
+def test_a_limit_that_leaves_a_process_too_little_memory_is_refused() -> None:
+    with pytest.raises(UsageError, match="Raise memory_mb or lower processes"):
+        Limits(memory_mb=1024, processes=64)
+
+
+FIVE = (
+    "import subprocess\nprocs = [subprocess.Popen(['/bin/sleep', '2']) for _ in range(5)]\n"
+    "codes = [p.wait() for p in procs]"
+)
+BOMB = (
+    "import os, time\nstart = time.time()\nwhile time.time() - start < 6:\n    try:\n"
+    "        if os.fork() == 0:\n            time.sleep(8)\n            os._exit(0)\n"
+    "    except OSError:\n        time.sleep(0.005)"
+)
+
+
+def test_a_fork_bomb_next_door_leaves_a_checks_processes_alone(as_user: Checker) -> None:
+    # as root every check's program once ran as nobody, so one check's fork bomb used up the other's process count
+    lim = Limits(timeout_s=10, cpu_s=10, memory_mb=1024, processes=8)
+    bomb, five = as_user.side_by_side(
+        [{"program": BOMB, "tests": ""}, {"program": FIVE, "tests": "assert codes == [0] * 5, codes"}], limits=lim
+    )
+    assert five["passed"], five["reason"]
+    assert bomb["status"] in {"passed", "failed", "timeout"}
+
+
+def test_the_launcher_per_check_keeps_the_verdict_the_keyring_and_the_memory_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # where no launcher can be pre-forked, each check's launcher runs the program itself: the same rules hold
+    from tomlib.sandbox._run import _POOL
+
+    monkeypatch.setattr(_POOL, "broken", "the pre-forked launcher could not start: a test says so")
+    me = Checker("this user")
+    for name, program in FORGERIES.items():
+        r = me.check(program, "assert 1 == 2\npass", limits=FAST)
+        assert not r.passed and r.status == "failed", (name, r)
+    if os.uname().machine == "x86_64":
+        read = "import ctypes\nserial = ctypes.CDLL(None).syscall(250, 10, -3, b'user', b'tomlib-planted', 0)"
+        r = me.check(read, "assert serial == -1, serial", key="sk-" + secrets.token_hex(8))
+        assert r.passed, r.reason
+    lim = Limits(timeout_s=40, cpu_s=30, memory_mb=512, file_mb=4)
+    r = me.check(HOG, "", limits=lim)
+    held, children, _ = map(int, r.stdout.split())
+    assert r.passed and held + 30 * (children + 1) <= lim.memory_mb, r
+    assert set(ISOLATION) <= set(r.isolation), r.isolation

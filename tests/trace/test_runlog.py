@@ -17,6 +17,8 @@ import pytest
 from tests.conftest import user
 from tomlib.trace import REDACTED, RunLog, load_runs, payload_frame
 from tomlib.trace._log import FLUSH_INTERVAL_S, dumps
+from tomlib.trace._runs import compress_finished
+from tomlib.widgets import Trace
 
 
 def test_events_reach_the_file_within_the_flush_interval_and_load_as_a_tidy_frame(isolated: Path) -> None:
@@ -96,6 +98,33 @@ def test_a_line_cut_by_a_kill_is_skipped_with_a_warning(isolated: Path) -> None:
         log.event("action", {"i": 2})
     with pytest.warns(UserWarning):
         assert len(load_runs(run_ids=["rc"])) == 4
+
+
+def test_a_truncated_compressed_log_is_skipped_with_a_warning_and_other_experiments_load(isolated: Path) -> None:
+    runs = isolated / "results" / "runs"
+    with RunLog("quickstart", run_id="rq") as log:
+        log.event("action", {"i": 0}, condition="c", episode=0, step=0)
+    with RunLog("adaptive_tom.table2", run_id="rt") as log:  # about 4 gzip members once compressed
+        for i in range(4000):
+            log.event("action", {"i": i, "text": "x" * 200}, condition="c", episode=i % 5, step=i)
+    compress_finished([runs / "rq", runs / "rt"])
+    gz = runs / "rt" / "events.jsonl.gz"
+    gz.write_bytes(gz.read_bytes()[: gz.stat().st_size // 2])  # a copy cut short (a full disk, a stopped rsync)
+    damaged = r"rt/events\.jsonl\.gz is damaged .*runs prune"
+
+    with pytest.warns(UserWarning, match=damaged):
+        other = load_runs(experiment="quickstart")
+    assert list(other["kind"]) == ["run_start", "action"]
+    with pytest.warns(UserWarning, match=damaged):
+        assert list(load_runs(experiment="quickstart", episodes=[("c", 0)])["kind"]) == ["action"]
+    with pytest.warns(UserWarning, match=damaged):
+        assert len(Trace.from_runs(experiment="quickstart")) == 2
+
+    with pytest.warns(UserWarning, match=damaged):  # its own experiment: the events before the cut
+        own = payload_frame(load_runs(experiment="adaptive_tom.table2"), "action")
+    assert 0 < len(own) < 4000 and list(own["i"]) == list(range(len(own)))
+    with pytest.warns(UserWarning, match=damaged):
+        assert load_runs(experiment="adaptive_tom.table2", episodes=[("c", 1)]).empty
 
 
 def test_llm_call_event_holds_the_exchange(isolated: Path, make_model, server) -> None:  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from tomlib.errors import ConfigFileError, load_yaml
+from tomlib.errors import ConfigFileError, describe_validation, load_yaml
 from tomlib.llm._errors import ConfigError, MissingKeyError
 from tomlib.llm._local import GGUF_NAME
 from tomlib.paths import configs_dir
@@ -134,8 +134,9 @@ def models_file() -> Path:
     return configs_dir() / "models.yaml"
 
 
-def load_models(path: str | os.PathLike[str] | None = None) -> dict[str, ModelConfig]:
-    """Read every named model from the registry."""
+def read_models(path: str | os.PathLike[str] | None = None) -> tuple[dict[str, ModelConfig], dict[str, str]]:
+    """The registry's valid models, and for each malformed entry the one-line error that using it raises; so one
+    bad entry fails only what names it. A registry that cannot be read at all raises :class:`ConfigError`."""
     p = Path(path) if path else models_file()
     if not p.exists():
         raise ConfigError(f"Model registry {p} not found; create it (see README, 'Adding a model').")
@@ -147,19 +148,36 @@ def load_models(path: str | os.PathLike[str] | None = None) -> dict[str, ModelCo
     if not isinstance(entries, dict):
         raise ConfigError(f"{p}: expected a mapping `models: {{name: {{kind: ...}}}}`.")
     models: dict[str, ModelConfig] = {}
+    broken: dict[str, str] = {}
     for name, body in entries.items():
         try:
+            if body is not None and not isinstance(body, dict):
+                raise TypeError(f"expected a mapping of fields, got {type(body).__name__}")
             models[name] = ModelConfig(name=name, **(body or {}))
-        except ValidationError as exc:
-            raise ConfigError(f"{p}: model '{name}' is not valid:\n{exc}") from None
+        except (ValidationError, TypeError) as exc:
+            why = describe_validation(exc) if isinstance(exc, ValidationError) else str(exc)
+            broken[str(name)] = (
+                f"{p}: model '{name}' is not valid: {why}. Fix that entry (see README, 'Adding a model')."
+            )
+    return models, broken
+
+
+def load_models(path: str | os.PathLike[str] | None = None) -> dict[str, ModelConfig]:
+    """Read every named model from the registry; a malformed entry raises :class:`ConfigError` (one line)."""
+    models, broken = read_models(path)
+    if broken:
+        raise ConfigError(" ".join(broken.values()))
     return models
 
 
 def get_model_config(name: str, path: str | os.PathLike[str] | None = None) -> ModelConfig:
-    """Look up one named model, listing the configured names when it is unknown."""
-    models = load_models(path)
+    """Look up one named model, listing the configured names when it is unknown. Only a malformed entry for
+    ``name`` itself fails it; another entry's mistake does not."""
+    models, broken = read_models(path)
+    if name in broken:
+        raise ConfigError(broken[name])
     if name not in models:
-        known = ", ".join(sorted(models)) or "(none)"
+        known = ", ".join(sorted([*models, *broken])) or "(none)"
         raise ConfigError(
             f"Unknown model '{name}'. Configured models: {known}. Add it to {path or models_file()} "
             "(one YAML entry; see README, 'Adding a model')."
@@ -185,7 +203,7 @@ def _key_names() -> frozenset[str]:
     if stamp not in _names_cache:
         _reading.active = True
         try:
-            names = frozenset(c.api_key_env for c in load_models(path).values() if c.api_key_env)
+            names = frozenset(c.api_key_env for c in read_models(path)[0].values() if c.api_key_env)
         except Exception:
             names = frozenset()
         finally:

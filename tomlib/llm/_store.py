@@ -326,34 +326,51 @@ class ResponseStore:
 
     def import_file(self, path: str | os.PathLike[str]) -> int:
         """Add the responses of a transcript; keys are recomputed from the requests. Returns rows added.
-        A damaged file imports nothing and raises :class:`TranscriptError` naming the file and the fix."""
+
+        A line that is not a transcript line is skipped, and a file damaged part-way (a cut gzip) keeps the lines
+        before the damage: either is warned about, naming file and line, and noted in ``transcript_problems``. A
+        file from which nothing can be read raises :class:`TranscriptError` naming the file and the fix."""
         fix = (
-            f"Restore it (`git checkout -- {path}` for a committed transcript) or re-record it "
-            "(DEVELOPERS.md, 'Recording the offline transcripts'). Nothing from it was imported."
+            f"Restore it (`git checkout -- {path}` for a committed transcript), or re-export or re-record it "
+            "(DEVELOPERS.md, 'Recording the offline transcripts')"
         )
+        bad: list[str] = []
         conn = self._conn()
         conn.execute("BEGIN IMMEDIATE")
         try:
             before = self.__len__()
+            lineno = read = 0
             try:
-                with gzip.open(path, "rt", encoding="utf-8") as fh:
+                with gzip.open(path, "rb") as fh:  # bytes: a line that is not UTF-8 fails alone
                     for lineno, line in enumerate(fh, 1):
                         if not line.strip():
                             continue
                         try:
                             rec = json.loads(line)
                             self.put(rec["request"], rec["response"])
-                        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                            raise TranscriptError(
-                                f"{path}:{lineno} is not a tomlib transcript line ({exc}). {fix}"
-                            ) from None
-            except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
-                raise TranscriptError(f"Transcript {path} is damaged ({type(exc).__name__}: {exc}). {fix}") from None
+                            read += 1
+                        except (ValueError, KeyError, TypeError, AttributeError) as exc:  # this line only
+                            bad.append(f"{path}:{lineno} ({type(exc).__name__}: {exc})")
+            except (OSError, EOFError, zlib.error) as exc:
+                if not read and not bad:
+                    raise TranscriptError(
+                        f"Transcript {path} is damaged ({type(exc).__name__}: {exc}). {fix}. Nothing from it was "
+                        "imported."
+                    ) from None
+                bad.append(f"{path}:{lineno + 1} and after (damaged: {type(exc).__name__}: {exc})")
             added = self.__len__() - before
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        if bad:
+            problem = (
+                f"{len(bad)} damaged part(s) of transcript {path} were skipped: {'; '.join(bad[:5])}"
+                f"{'; ...' if len(bad) > 5 else ''}. The calls recorded there miss until it is fixed: {fix}."
+            )
+            problem = self.redact.text(problem)
+            self.transcript_problems[str(path)] = problem
+            warnings.warn(problem, stacklevel=2)
         return added
 
     def sync_transcripts(self, directory: str | os.PathLike[str]) -> int:
@@ -373,11 +390,13 @@ class ResponseStore:
                 self.transcript_problems[str(path)] = str(exc)
                 warnings.warn(str(exc), stacklevel=2)
                 continue
+            added += n
+            if str(path) in self.transcript_problems:  # partly damaged: not marked imported, so it warns again
+                continue
             self._query(
                 "INSERT OR REPLACE INTO imports (path, sha256, n, imported) VALUES (?, ?, ?, ?)",
                 (str(path), digest, n, time.time()),
             )
-            added += n
         return added
 
     def prune(

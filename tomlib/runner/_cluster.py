@@ -1,4 +1,4 @@
-"""Notebooks as tasks on dask.distributed: a LocalCluster sized by ``--jobs``, or a cluster at ``--scheduler``.
+"""Notebooks as tasks on dask.distributed: a local cluster sized by ``--jobs``, or a cluster at ``--scheduler``.
 
 The driver (``run``/``sweep``) submits one task per notebook execution. A worker that sees the driver's files (same
 machine, or a shared filesystem) runs the notebook in place. A worker that does not runs it in a scratch folder and
@@ -9,10 +9,12 @@ recorded, as a transcript in the ``cache export`` format, which the driver merge
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -28,7 +30,7 @@ from typing import Any
 
 from tomlib.errors import UsageError
 from tomlib.llm._budget import ENV_ESTIMATES, ENV_LEDGER, ENV_SPEND_TO_BUDGET
-from tomlib.paths import store_path
+from tomlib.paths import scratch_base, store_path
 from tomlib.report._tables import ENV_TABLES_MANIFEST
 from tomlib.runner._papermill import environ, execute_one
 from tomlib.sandbox import SANDBOX_ENV
@@ -321,13 +323,19 @@ def _signals_stop() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def open_client(jobs: int = 1, scheduler: str | None = None) -> Iterator[Any]:
-    """A dask client: on a new LocalCluster of ``jobs`` single-threaded worker processes, or on ``scheduler``."""
+def open_client(jobs: int = 1, scheduler: str | None = None, *, dashboard: bool = False) -> Iterator[Any]:
+    """A dask client: on a new local cluster of ``jobs`` single-threaded worker processes, or on ``scheduler``.
+    ``dashboard`` serves the local cluster's dashboard on 127.0.0.1 (off by default: every local user can read it)."""
     with _signals_stop():
         if scheduler:
+            if dashboard:
+                print(
+                    f"tomlib: --dashboard is for the local cluster; the one at {scheduler} has its own.",
+                    file=sys.stderr,
+                )
             yield from _remote(scheduler)
         else:
-            yield from _local(jobs)
+            yield from _local(jobs, dashboard)
 
 
 def _remote(scheduler: str) -> Iterator[Any]:
@@ -354,32 +362,64 @@ def _remote(scheduler: str) -> Iterator[Any]:
         client.close()
 
 
-def _local(jobs: int) -> Iterator[Any]:
+def _local(jobs: int, dashboard: bool = False) -> Iterator[Any]:
     """A cluster only this process can drive: TLS on loopback with a certificate made for this run and kept in
-    memory (a client without it is refused), its status page on loopback too."""
-    from distributed import Client, LocalCluster
+    memory (a client without it is refused). No HTTP server unless ``dashboard`` (then the scheduler's, on
+    127.0.0.1). Every scheduler, nanny and worker keeps its files in a fresh private folder, never in dask's shared
+    ``$TMPDIR/dask-scratch-space``: dask puts that folder first on ``sys.path``, so whoever can swap it runs code."""
+    from distributed import Client, Nanny, Scheduler, SpecCluster
     from distributed.security import Security
+
+    from tomlib.runner._nodes import NoHTTPScheduler, NoHTTPWorker
 
     if jobs < 1:
         raise UsageError(f"--jobs must be 1 or more, got {jobs}.")
-    security = Security.temporary()
-    cluster = LocalCluster(
-        n_workers=jobs,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        protocol="tls://",
-        security=security,
-        dashboard_address="127.0.0.1:0",  # any free port on loopback: never clashes, never on the network
-        memory_limit=0,
-        silence_logs=logging.ERROR,
-    )
-    client = Client(cluster, security=security)
+    scratch = tempfile.mkdtemp(prefix="dask-", dir=scratch_base())  # mode 700, inside a folder only we can write
     try:
-        yield client
+        security = Security.temporary()
+        common = {"host": "127.0.0.1", "protocol": "tls://", "security": security, "local_directory": scratch}
+        scheduler = {
+            "cls": Scheduler if dashboard else NoHTTPScheduler,
+            "options": {**common, "port": 0, "dashboard": dashboard, "dashboard_address": "127.0.0.1:0"},
+        }
+        worker = {
+            "cls": Nanny,
+            "options": {
+                **common,
+                "nthreads": 1,
+                "memory_limit": 0,
+                "silence_logs": logging.ERROR,
+                "worker_class": NoHTTPWorker,
+                "config": {"temporary-directory": scratch},  # anything else dask writes, in the workers too
+            },
+        }
+        cluster = SpecCluster(
+            scheduler=scheduler,
+            workers={i: worker for i in range(jobs)},
+            worker=worker,
+            security=security,
+            silence_logs=logging.ERROR,
+        )
+        try:
+            client = Client(cluster, security=security)
+            try:
+                if dashboard:
+                    plots = "" if importlib.util.find_spec("bokeh") else " (install bokeh for its plots)"
+                    print(
+                        f"tomlib: the dask dashboard is at {client.dashboard_link}{plots} while this run lasts; it "
+                        "listens on 127.0.0.1 only, but any local user can open it and read the workers' logs and "
+                        "call stacks.",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                yield client
+            finally:
+                client.close()
+        finally:
+            cluster.close()
     finally:
-        client.close()
-        cluster.close()
+        sys.path[:] = [p for p in sys.path if not p.startswith(os.path.join(scratch, ""))]  # the scheduler's, nanny's
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def run_tasks(

@@ -35,6 +35,7 @@ from tomlib.runner._params import check_values
 from tomlib.runner._profiles import Profile, load_profile
 from tomlib.runner._progress import Progress
 from tomlib.sandbox import SANDBOX_ENV, sandbox_mode
+from tomlib.trace._runs import remove_stale_attempts
 
 
 @dataclass
@@ -277,6 +278,7 @@ def run_notebooks(
     overrides: dict[str, Any] | None = None,
     sandbox: str | None = None,
     spend_to_budget: bool = False,
+    dashboard: bool | None = None,
 ) -> list[NotebookResult]:
     """Execute the series (or ``names``) under a profile; keeps going past failures.
 
@@ -292,13 +294,15 @@ def run_notebooks(
     Each notebook prints its cost estimate here before its first live call, and one whose estimate exceeds what is
     left of the budget stops unspent (status ``stopped``) unless ``spend_to_budget``. Model names (and, for
     recording, their keys) are checked before any kernel starts. A failed attempt never replaces a good executed
-    notebook: it is kept beside it as ``<name>.failed.ipynb``.
+    notebook: it is kept beside it as ``<name>.failed.ipynb``. ``dashboard`` (else the profile's) serves the local
+    cluster's dashboard on 127.0.0.1.
     """
     prof = profile if isinstance(profile, Profile) else load_profile(profile)
     budget = budget or prof.budget
     res = results_dir(results)
     out_dir = res / "notebooks"
     check_writable(out_dir)
+    remove_stale_attempts(res)  # half-executed notebooks of an interrupted run: nothing can finish them now
     books = [nb for nb in find_notebooks(names, directory) if names or nb.stem not in prof.skip]
     check_overrides(books, overrides or {})
     plan = _plan(books, prof, res, out_dir, force=force, overrides=overrides or {})
@@ -323,6 +327,7 @@ def run_notebooks(
             jobs=jobs,
             scheduler=scheduler or prof.scheduler,
             overrides=overrides or {},
+            dashboard=prof.dashboard if dashboard is None else dashboard,
         )
 
 
@@ -399,6 +404,7 @@ def _run_plan(
     jobs: int,
     scheduler: str | None,
     overrides: dict[str, Any],
+    dashboard: bool = False,
 ) -> list[NotebookResult]:
     todo = [nb for nb in books if plan[nb.stem].result is None]
     if todo:
@@ -456,7 +462,7 @@ def _run_plan(
             bar.done(task.key, status, outcome.seconds, error)
             return stopped
 
-        with open_client(jobs, scheduler) as client:
+        with open_client(jobs, scheduler, dashboard=dashboard) as client:
             watch_estimates(client, bar.say)
             if bar.live:
                 watch_cells(client, bar.cell)

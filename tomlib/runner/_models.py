@@ -9,8 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tomlib.errors import UsageError
-from tomlib.llm import load_models
-from tomlib.llm._config import models_file
+from tomlib.llm._config import models_file, read_models
 from tomlib.runner._params import did_you_mean
 
 MODEL_PARAMETERS = ("model", "models", "judge")  # parameters that name models (comma-separated lists allowed)
@@ -28,24 +27,28 @@ def named_models(params: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def check_models(runs: Iterable[tuple[str, Mapping[str, Any]]]) -> list[str]:
-    """Raise :class:`UsageError` naming every unknown model (with "did you mean"), and every model a ``record`` run
-    would call without its key; return warnings for ``auto`` runs whose model has no key (only recorded calls can
-    be answered)."""
-    configured = load_models()
+    """Raise :class:`UsageError` naming every unknown model (with "did you mean"), every malformed entry a notebook
+    names (a malformed entry no notebook names stops nothing), and every model a ``record`` run would call without
+    its key; return warnings for ``auto`` runs whose model has no key (only recorded calls can be answered)."""
+    configured, broken = read_models()
+    known = [*configured, *broken]
     problems, warnings = [], []
     for notebook, params in runs:
         mode = str(params.get("llm_mode") or os.environ.get("TOMLIB_LLM_MODE") or "auto")
         for key, name in named_models(params):
             cfg = configured.get(name)
+            if name in broken:
+                problems.append(f"{notebook}: {broken[name].removesuffix('.')}")
+                continue
             if cfg is None:
-                problems.append(f"{notebook}: {key} '{name}' is not a configured model{did_you_mean(name, configured)}")
+                problems.append(f"{notebook}: {key} '{name}' is not a configured model{did_you_mean(name, known)}")
                 continue
             if mode == "replay" or cfg.kind == "local" or not cfg.api_key_env or os.environ.get(cfg.api_key_env):
                 continue
             line = f"{notebook}: model '{name}' needs its key in ${cfg.api_key_env}, which is not set"
             (problems if mode == "record" else warnings).append(line)
     if problems:
-        names = ", ".join(sorted(configured))
+        names = ", ".join(sorted(known))
         raise UsageError(
             "; ".join(dict.fromkeys(problems)) + f". Configured models: {names} ({models_file()}; see README, "
             "'Adding a model'). Nothing was run."

@@ -32,6 +32,11 @@ class Profile(BaseModel):
         description="Address of a dask scheduler (tcp://host:8786) to run on; --scheduler overrides it. Without "
         "one, notebooks run on a local cluster of --jobs worker processes.",
     )
+    dashboard: bool = Field(
+        default=False,
+        description="Serve the local dask cluster's dashboard on 127.0.0.1 (off by default: any local user can read "
+        "it, logs and call stacks included); --dashboard turns it on for one run.",
+    )
     sandbox: str | None = Field(
         default=None,
         description="How generated code runs: `isolated` (the default: only where it can be isolated) or "

@@ -27,6 +27,7 @@ from tomlib.runner._execute import (
 from tomlib.runner._params import check_values
 from tomlib.runner._profiles import Profile, load_profile
 from tomlib.runner._progress import Progress
+from tomlib.trace._runs import remove_stale_attempts
 
 INDEX_TAIL = [
     "status",  # ok: the notebook ran to its end; failed: it stopped at a cell (see error); queued: not run yet
@@ -144,6 +145,7 @@ def sweep(
     ship_results: bool = False,
     sandbox: str | None = None,
     spend_to_budget: bool = False,
+    dashboard: bool | None = None,
 ) -> Path:
     """Run ``notebook`` once per grid point as dask tasks; returns the index CSV path.
 
@@ -154,6 +156,7 @@ def sweep(
     send results and recorded responses back through the scheduler even when they share this filesystem (workers
     that do not share it always do). ``sandbox`` (else the profile's) is how generated code runs.
     ``spend_to_budget`` starts runs whose estimate exceeds what is left of the budget (else refused unspent).
+    ``dashboard`` (else the profile's) serves the local cluster's dashboard on 127.0.0.1.
     """
     from tomlib.runner._cluster import (
         NotebookTask,
@@ -176,6 +179,7 @@ def sweep(
         check_values(nb.stem, declared, {**fixed, **point}, f"Grid {grid_path}")
     sweep_dir = results_dir(results) / "sweeps" / (name or f"{nb.stem}-{Path(grid_path).stem}")
     check_writable(sweep_dir)
+    remove_stale_attempts(results)  # half-executed notebooks of an interrupted run or sweep
     index_path = sweep_dir / "index.csv"
     rows: dict[str, dict[str, Any]] = dict(_read_index(index_path))
     param_names = list(grid)
@@ -223,7 +227,8 @@ def sweep(
             bar.done(task.key, outcome.status, outcome.seconds, outcome.error)
 
         if tasks:
-            with open_client(jobs, scheduler or prof.scheduler) as client:
+            show = prof.dashboard if dashboard is None else dashboard
+            with open_client(jobs, scheduler or prof.scheduler, dashboard=show) as client:
                 watch_estimates(client, bar.say)
                 run_tasks(client, tasks, done, ledger=ledger)
         bar.close()

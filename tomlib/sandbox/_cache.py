@@ -19,7 +19,7 @@ from pathlib import Path
 from tomlib.paths import store_path
 from tomlib.sandbox._run import CheckResult, Limits, check_many, isolation_available
 
-HARNESS_VERSION = "3"  # 3: programs run in a pre-forked interpreter, each check with its own IPC namespace
+HARNESS_VERSION = "4"  # 4: the verdict out of the program's reach (a pass forged under 3 must not be reused)
 
 
 def default_cache_path() -> Path:

@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path
 
 from tomlib.errors import TomlibError, UsageError
+from tomlib.sandbox._launch import ORDER, budget
 
 _LAUNCHER = Path(__file__).with_name("_launch.py")
 _SIGNALS = {
@@ -39,9 +40,20 @@ SANDBOX_MODES = {
     "rlimits-only": "where it cannot be isolated, run it with resource limits only (it can reach the network and "
     "read your files)",
 }
-ISOLATION = ("no-network", "pid-namespace", "own-proc", "read-only-fs", "home-hidden", "no-capabilities")
+ISOLATION = (
+    "no-network",
+    "pid-namespace",
+    "own-proc",
+    "read-only-fs",
+    "home-hidden",
+    "no-capabilities",
+    "no-keyrings",
+    "own-process-limit",
+    "memory-per-check",
+)
 """What ``isolated`` requires of every check, as the launcher names the protections it applied."""
-_REFUSED = 97  # the launcher's exit code when a required protection is missing (it ran nothing)
+MIN_PROCESS_MB = 48
+"""The least address space a process of the check may get: a Python interpreter needs about 30 MB to start."""
 
 
 class SandboxUnavailable(TomlibError):
@@ -72,15 +84,30 @@ def _unavailable(applied: Sequence[str], missing: Sequence[str]) -> SandboxUnava
 
 @dataclass(frozen=True)
 class Limits:
-    """What one check may use."""
+    """What one check may use. ``memory_mb`` is the whole check's: its ``processes`` (threads count too) share it,
+    after the writable tmpfs (/tmp, /var/tmp, /dev/shm, ``file_mb`` each), so each gets :attr:`process_memory_mb`
+    of address space."""
 
     timeout_s: float = 10.0
     cpu_s: int = 10
     memory_mb: int = 1024
     file_mb: int = 16
-    processes: int = 64
+    processes: int = 4
     output_chars: int = 4000
     namespaces: bool = True  # False: do not even try (what a machine without namespaces gets); see SANDBOX_MODES
+
+    def __post_init__(self) -> None:
+        if self.processes < 1 or self.process_memory_mb < MIN_PROCESS_MB:
+            raise UsageError(
+                f"Limits(memory_mb={self.memory_mb}, processes={self.processes}, file_mb={self.file_mb}) leaves "
+                f"{self.process_memory_mb} MB per process; a check needs at least {MIN_PROCESS_MB} MB for each of at "
+                "least one process. Raise memory_mb or lower processes."
+            )
+
+    @property
+    def process_memory_mb(self) -> int:
+        """The address space each of the check's processes gets (see :func:`tomlib.sandbox._launch.budget`)."""
+        return budget(_rlimits(self))[1] if self.processes > 0 else 0
 
 
 @dataclass
@@ -94,21 +121,6 @@ class CheckResult:
     stdout: str = ""
     stderr: str = ""
     isolation: list[str] = field(default_factory=list)
-
-
-def _harness(report_fd: int, token_fd: int) -> str:
-    # the token arrives on a pipe after start-up, so the program file never contains it
-    return (
-        "import os as _tomlib_os\n"
-        "def _tomlib_make():\n"
-        f"    write, fd, tok = _tomlib_os.write, {report_fd}, _tomlib_os.read({token_fd}, 64)\n"
-        f"    _tomlib_os.close({token_fd})\n"
-        "    def done():\n"
-        "        write(fd, tok)\n"
-        "    return done\n"
-        "_tomlib_done = _tomlib_make()\n"
-        "del _tomlib_make\n"
-    )
 
 
 _ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "HOME": "/tmp/check"}
@@ -317,61 +329,78 @@ class _Outcome:
 
     timed_out: bool
     returncode: int
-    report: bytes  # the protections line, then the token (or "missing:...")
+    result: bytes  # what reached the result pipe: the token when the tests returned
     token: bytes
+    applied: list[str]  # from the launcher's status pipe, which the program never holds
+    missing: list[str]
     lost: str = ""  # why the launcher could not say how the check ended
 
 
 def _result(out: _Outcome, lim: Limits, work: Path, seconds: float) -> CheckResult:
     stdout = _head(work / "stdout", lim.output_chars)
     stderr = _head(work / "stderr", lim.output_chars)
-    first, _, rest = out.report.partition(b"\n")
-    isolation = first.decode(errors="replace").split(",") if first else []
-    if out.returncode == _REFUSED and rest.startswith(b"missing:"):
-        raise _unavailable(isolation, rest[8:].decode(errors="replace").strip().split(","))
+    isolation = sorted(set(out.applied), key=ORDER.index)
+    if out.missing:
+        raise _unavailable(isolation, out.missing)
     if out.timed_out:
         reason = f"timed out after {lim.timeout_s:g} s (wall clock)"
         return CheckResult(False, "timeout", reason, seconds, stdout, stderr, isolation)
     if out.lost:
         return CheckResult(False, "error", out.lost, seconds, stdout, stderr, isolation)
-    if out.returncode == 0 and rest.endswith(out.token):
+    if out.returncode == 0 and out.result == out.token:
         return CheckResult(True, "passed", "", seconds, stdout, stderr, isolation)
     return CheckResult(False, "failed", _reason(stderr, out.returncode), seconds, stdout, stderr, isolation)
 
 
+def _source(program: str, tests: str) -> tuple[bytes, int]:
+    """The file a check runs (the program, then its tests) and the byte where the tests start."""
+    head = (program + "\n\n").encode("utf-8", "surrogateescape")
+    return head + tests.encode("utf-8", "surrogateescape") + b"\n", len(head)
+
+
+def _status(data: bytes) -> tuple[list[str], list[str]]:
+    """What applied and what was missing, from the lines the launcher wrote on its status pipe."""
+    said = dict(line.partition(" ")[::2] for line in data.decode(errors="replace").splitlines())
+    return [p for p in said.get("applied", "").split(",") if p], [p for p in said.get("missing", "").split(",") if p]
+
+
 def _run_launcher(program: str, tests: str, lim: Limits, require: Sequence[str], work: Path) -> _Outcome:
-    """One launcher process per check (``_launch.py SPEC.json``), which execs a fresh interpreter."""
+    """One launcher process per check (``_launch.py SPEC.json``), which runs the program in its own interpreter."""
     token = secrets.token_hex(16).encode()
-    report_r, report_w = os.pipe()
+    status_r, status_w = os.pipe()
+    result_r, result_w = os.pipe()
     token_r, token_w = os.pipe()
     spec_path = work / "spec.json"
     proc: subprocess.Popen[bytes] | None = None
+    theirs = [status_w, result_w, token_r]
     try:
-        source = _harness(report_w, token_r) + program + "\n\n" + tests + "\n\n_tomlib_done()\n"
-        (work / "main.py").write_text(source, encoding="utf-8", errors="surrogateescape")
+        source, split = _source(program, tests)
+        (work / "main.py").write_bytes(source)
         spec = {
             "program": str(work / "main.py"),
-            "report_fd": report_w,
+            "split": split,
+            "status_fd": status_w,
+            "result_fd": result_w,
+            "token_fd": token_r,
             "namespaces": lim.namespaces,
             "require": list(require),
             "limits": _rlimits(lim),
-            "env": {**_ENV, "HOME": str(work)},
         }
         spec_path.write_text(json.dumps(spec))
         with open(work / "stdout", "wb") as out, open(work / "stderr", "wb") as err:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(_LAUNCHER), str(spec_path)],
                 cwd=work,
-                env=spec["env"],
+                env={**_ENV, "HOME": str(work)},
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
-                pass_fds=(report_w, token_r),
+                pass_fds=tuple(theirs),
                 start_new_session=True,
             )
-        os.close(report_w)
-        os.close(token_r)
-        report_w = token_r = -1
+        for fd in theirs:
+            os.close(fd)
+        theirs = []
         os.write(token_w, token)
         os.close(token_w)
         token_w = -1
@@ -381,11 +410,12 @@ def _run_launcher(program: str, tests: str, lim: Limits, require: Sequence[str],
         except subprocess.TimeoutExpired:
             timed_out = True
         _kill_group(proc)
-        return _Outcome(timed_out, proc.returncode or 0, _read_all(report_r), token)
+        applied, missing = _status(_read_all(status_r))
+        return _Outcome(timed_out, proc.returncode or 0, _read_all(result_r), token, applied, missing)
     finally:
         if proc is not None and proc.poll() is None:
             _kill_group(proc)
-        for fd in (report_w, token_r, token_w, report_r):
+        for fd in [*theirs, token_w, status_r, result_r]:
             if fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(fd)
@@ -397,12 +427,11 @@ def _run_preforked(
     """One check through a pre-forked launcher; None when it could not set the check up (the caller runs it with
     a launcher of its own, and none is pre-forked from then on)."""
     token = secrets.token_hex(16).encode()
-    source = _harness(3, 4) + program + "\n\n" + tests + "\n\n_tomlib_done()\n"  # fds: see _launch.PROGRAM_FDS
-    (work / "main.py").write_text(source, encoding="utf-8", errors="surrogateescape")
-    report_r, report_w = os.pipe()
+    source, split = _source(program, tests)
+    (work / "main.py").write_bytes(source)
+    result_r, result_w = os.pipe()
     token_r, token_w = os.pipe()
-    mine = [report_r]
-    theirs = [report_w, token_r]
+    theirs = [result_w, token_r]
     healthy = False
     try:
         # the token waits in its pipe, so a program that never reads it cannot make this write fail
@@ -411,8 +440,8 @@ def _run_preforked(
         theirs += [os.open(work / "main.py", os.O_RDONLY)]
         for name in ("stdout", "stderr"):
             theirs += [os.open(work / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)]
-        request = {"limits": _rlimits(lim), "require": list(require)}
-        done, timed_out = launcher.run(request, [theirs[2], theirs[3], theirs[4], report_w, token_r], lim.timeout_s)
+        request = {"limits": _rlimits(lim), "require": list(require), "split": split}
+        done, timed_out = launcher.run(request, [theirs[2], theirs[3], theirs[4], result_w, token_r], lim.timeout_s)
         for fd in theirs:
             os.close(fd)
         theirs = []
@@ -425,10 +454,11 @@ def _run_preforked(
         if status is None and not timed_out:
             lost = "the sandbox's launcher stopped during the check (a new one runs the next check)"
         code = os.waitstatus_to_exitcode(status) if status is not None else -signal.SIGKILL
-        return _Outcome(timed_out, code, _read_all(report_r), token, lost)
+        applied, missing = (done.get("applied", []), done.get("missing", [])) if done is not None else ([], [])
+        return _Outcome(timed_out, code, _read_all(result_r), token, applied, missing, lost)
     finally:
         _POOL.release(launcher, healthy)
-        for fd in mine + theirs:
+        for fd in [result_r, *theirs]:
             with contextlib.suppress(OSError):
                 os.close(fd)
 

@@ -3,6 +3,9 @@
 Replies are scripted (a queue) or computed by a responder; latency, 429 with Retry-After, 5xx, malformed
 and truncated JSON bodies, and bodies trickled a byte at a time can be injected. It records every request and
 the peak number in flight. Responders see the request's headers under ``request["_headers"]``.
+
+It answers only requests addressed to it (``Host: 127.0.0.1:PORT`` or ``localhost:PORT``) and refuses any other
+with 421, so a web page cannot reach it by DNS rebinding: the browser still sends the page's own host name.
 """
 
 from __future__ import annotations
@@ -130,7 +133,21 @@ class FakeOpenAIServer:
                 else:
                     self.wfile.write(body)
 
+            def _addressed_here(self) -> bool:
+                """The Host header names this server; anything else (or none) gets a 421 and the connection closes."""
+                host = (self.headers.get("Host") or "").strip().lower()
+                if host in (f"127.0.0.1:{fake.port}", f"localhost:{fake.port}"):
+                    return True
+                body = json.dumps(
+                    {"error": {"message": f"Host {host!r} is not this server (127.0.0.1:{fake.port})", "type": "fake"}}
+                ).encode()
+                self.close_connection = True  # a POST body left unread must not be parsed as the next request
+                self._send(421, body, {"Connection": "close"})
+                return False
+
             def do_GET(self) -> None:
+                if not self._addressed_here():
+                    return
                 if self.path.rstrip("/").endswith("/models"):
                     self._send(
                         200, json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode()
@@ -139,6 +156,8 @@ class FakeOpenAIServer:
                     self._send(404, b'{"error": {"message": "not found"}}')
 
             def do_POST(self) -> None:
+                if not self._addressed_here():
+                    return
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
                 if not self.path.rstrip("/").endswith("/chat/completions"):

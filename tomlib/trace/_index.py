@@ -25,12 +25,30 @@ from typing import IO, Any
 
 import orjson
 
+from tomlib.errors import TomlibError
+
 LOG_NAME = "events.jsonl"
 GZ_NAME = "events.jsonl.gz"
 INDEX_NAME = "events.index.json"
 BLOCK_BYTES = 1 << 18  # plain bytes per gzip member of a compressed log: an episode's read decompresses a few
 INDEX_VERSION = 1
 SUMMARY_KINDS = ("score", "env_state", "run_start")
+
+
+STREAM_ERRORS = (OSError, EOFError, zlib.error)  # what a cut or corrupted gzip file raises while it is read
+
+
+class DamagedLog(TomlibError):
+    """A run log that cannot be read to its end (a compressed log cut short or corrupted)."""
+
+
+def damaged_log(path: Path, exc: BaseException) -> DamagedLog:
+    """The error for a run log that cannot be read past some point: names the file and the fix."""
+    return DamagedLog(
+        f"The run log {path} is damaged ({type(exc).__name__}: {exc}), so what follows that point cannot be read. "
+        f"If nothing needs that run, remove its folder {path.parent} (`python -m tomlib runs prune` removes it "
+        "once no executed notebook uses it); else rerun the notebook that wrote it."
+    )
 
 
 def parse_line(line: bytes) -> dict[str, Any] | None:
@@ -129,18 +147,21 @@ class RunIndex:
 
     def scan(self, path: Path, start: int = 0) -> None:
         """Index the lines of ``path`` from byte ``start`` (a line boundary, in the plain log) to its end."""
-        with open_log(path) as fh:
-            fh.seek(start)
-            offset = start
-            for raw in fh:
-                line = raw.rstrip(b"\n")
-                if line:
-                    ev = parse_line(line)
-                    if ev is None:
-                        self.skipped.append(offset)
-                    else:
-                        self.add(offset, len(line), ev)
-                offset += len(raw)
+        try:
+            with open_log(path) as fh:
+                fh.seek(start)
+                offset = start
+                for raw in fh:
+                    line = raw.rstrip(b"\n")
+                    if line:
+                        ev = parse_line(line)
+                        if ev is None:
+                            self.skipped.append(offset)
+                        else:
+                            self.add(offset, len(line), ev)
+                    offset += len(raw)
+        except STREAM_ERRORS as exc:
+            raise damaged_log(path, exc) from None
         self.size = offset
 
     # -- saving and loading --------------------------------------------------------------------------------------
@@ -197,7 +218,8 @@ def log_in(folder: Path) -> Path | None:
 
 def read_index(log_path: Path) -> RunIndex:
     """The index of one run log: the saved one for the bytes it covers, extended by a scan of the rest. A
-    compressed log is complete (it is compressed only once its index is saved)."""
+    compressed log is complete (it is compressed only once its index is saved); one cut short or corrupted since
+    raises :class:`DamagedLog`."""
     saved = log_path.with_name(INDEX_NAME)
     idx = None
     if saved.exists():
@@ -209,6 +231,9 @@ def read_index(log_path: Path) -> RunIndex:
         if idx is None or not idx.blocks:
             idx = RunIndex()
             idx.scan(log_path)
+        elif (end := idx.blocks[-1][1] + idx.blocks[-1][2]) > (size := log_path.stat().st_size):
+            # cut short after it was compressed: its last members are gone, and reading them would fail later
+            raise damaged_log(log_path, EOFError(f"{size} bytes where its index expects {end}"))
         return idx
     size = log_path.stat().st_size
     if idx is not None and (idx.size > size or idx.blocks):  # the log was replaced or truncated
@@ -224,7 +249,8 @@ def read_lines(
     log_path: Path, offsets: list[int], lengths: list[int], blocks: list[tuple[int, int, int]] | None = None
 ) -> list[dict[str, Any]]:
     """The events at the given offsets (in order, offsets in the plain log), parsed. For a compressed log only the
-    gzip members holding them are decompressed (``blocks`` from its index, read from disk when not given)."""
+    gzip members holding them are decompressed (``blocks`` from its index, read from disk when not given); a member
+    that cannot be decompressed raises :class:`DamagedLog`."""
     if log_path.suffix != ".gz":
         out = []
         with open(log_path, "rb") as fh:
@@ -244,7 +270,10 @@ def read_lines(
             i = bisect.bisect_right(starts, off) - 1
             if i not in plain:
                 fh.seek(blocks[i][1])
-                plain[i] = zlib.decompress(fh.read(blocks[i][2]), wbits=31)
+                try:
+                    plain[i] = zlib.decompress(fh.read(blocks[i][2]), wbits=31)
+                except zlib.error as exc:  # a corrupted or missing member
+                    raise damaged_log(log_path, exc) from None
             ev = parse_line(plain[i][off - starts[i] : off - starts[i] + n])
             if ev is not None:
                 out.append(ev)
@@ -279,8 +308,12 @@ def compress_log(log_path: Path, block_bytes: int = BLOCK_BYTES) -> Path:
 def decompress_log(gz_path: Path) -> Path:
     """The plain log back from a compressed one (a rerun with the same run id appends to it)."""
     plain = gz_path.with_name(LOG_NAME)
-    with gzip.open(gz_path, "rb") as src, open(plain, "wb") as dst:
-        shutil.copyfileobj(src, dst)
+    try:
+        with gzip.open(gz_path, "rb") as src, open(plain, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    except STREAM_ERRORS as exc:
+        plain.unlink(missing_ok=True)  # the compressed log stays as it was
+        raise damaged_log(gz_path, exc) from None
     idx = read_index(gz_path)
     idx.blocks = []
     idx.save(plain)

@@ -11,7 +11,16 @@ from typing import Any
 import pandas as pd
 
 from tomlib.paths import results_dir
-from tomlib.trace._index import log_in, open_log, parse_line, read_index, read_lines
+from tomlib.trace._index import (
+    STREAM_ERRORS,
+    DamagedLog,
+    damaged_log,
+    log_in,
+    open_log,
+    parse_line,
+    read_index,
+    read_lines,
+)
 
 COLUMNS = ["run_id", "experiment", "condition", "episode", "step", "agent", "kind", "time", "payload"]
 
@@ -30,25 +39,32 @@ def iter_events(
     experiment: str | None = None,
     kinds: Iterable[str] | None = None,
     skipped: list[str] | None = None,
+    damaged: list[DamagedLog] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Events from the given files, filtered while reading; unreadable lines (a killed write, even one cut
-    inside a multi-byte character) are skipped."""
+    inside a multi-byte character) are skipped. A file that cannot be read to its end (a compressed log cut short)
+    gives the events before the damage and is noted in ``damaged`` (raised when ``damaged`` is None)."""
     wanted = set(kinds) if kinds is not None else None
     for path in paths:
-        with open_log(path) as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                ev = parse_line(line)
-                if ev is None:
-                    if skipped is not None:
-                        skipped.append(f"{path}:{lineno}")
-                    continue
-                if experiment is not None and ev.get("experiment") != experiment:
-                    continue
-                if wanted is not None and ev.get("kind") not in wanted:
-                    continue
-                yield ev
+        try:
+            with open_log(path) as fh:
+                for lineno, line in enumerate(fh, 1):
+                    if not line.strip():
+                        continue
+                    ev = parse_line(line)
+                    if ev is None:
+                        if skipped is not None:
+                            skipped.append(f"{path}:{lineno}")
+                        continue
+                    if experiment is not None and ev.get("experiment") != experiment:
+                        continue
+                    if wanted is not None and ev.get("kind") not in wanted:
+                        continue
+                    yield ev
+        except STREAM_ERRORS as exc:
+            if damaged is None:
+                raise damaged_log(path, exc) from None
+            damaged.append(damaged_log(path, exc))
 
 
 def load_runs(
@@ -60,31 +76,36 @@ def load_runs(
     episodes: Iterable[tuple[str, int]] | None = None,
 ) -> pd.DataFrame:
     """All matching events as a tidy frame: one row per event, ``payload`` kept as a dict. ``episodes`` (pairs of
-    condition and episode) reads only those episodes' lines, through each run's episode index."""
+    condition and episode) reads only those episodes' lines, through each run's episode index. A damaged run log
+    is skipped from where it cannot be read (through the index: whole) with a warning naming it and the fix."""
     skipped: list[str] = []
+    damaged: list[DamagedLog] = []
     paths = run_paths(results, run_ids)
     if episodes is None:
-        rows = list(iter_events(paths, experiment=experiment, kinds=kinds, skipped=skipped))
+        rows = list(iter_events(paths, experiment=experiment, kinds=kinds, skipped=skipped, damaged=damaged))
     else:
         wanted_eps = {(c, int(e)) for c, e in episodes}
         wanted = set(kinds) if kinds is not None else None
         rows = []
         for path in paths:
-            idx = read_index(path)
-            if experiment is not None and idx.experiment != experiment:
+            try:
+                idx = read_index(path)
+                if experiment is not None and idx.experiment != experiment:
+                    continue
+                spans = sorted(
+                    (o, n)
+                    for key in wanted_eps
+                    if key in idx.episodes
+                    for o, n in zip(idx.episodes[key].offsets, idx.episodes[key].lengths, strict=True)
+                )
+                lines = read_lines(path, [o for o, _ in spans], [n for _, n in spans], idx.blocks)
+            except DamagedLog as exc:  # one run's damage does not hide the others
+                damaged.append(exc)
                 continue
-            spans = sorted(
-                (o, n)
-                for key in wanted_eps
-                if key in idx.episodes
-                for o, n in zip(idx.episodes[key].offsets, idx.episodes[key].lengths, strict=True)
-            )
-            rows += [
-                ev
-                for ev in read_lines(path, [o for o, _ in spans], [n for _, n in spans], idx.blocks)
-                if wanted is None or ev.get("kind") in wanted
-            ]
+            rows += [ev for ev in lines if wanted is None or ev.get("kind") in wanted]
     df = events_frame(rows)
+    for exc in damaged:
+        warnings.warn(str(exc), stacklevel=2)
     if skipped:
         warnings.warn(
             f"skipped {len(skipped)} unreadable log line(s) (a run killed mid-write): {', '.join(skipped[:3])}",

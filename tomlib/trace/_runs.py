@@ -7,6 +7,7 @@ import calendar
 import csv
 import json
 import os
+import re
 import shutil
 import time
 from dataclasses import dataclass
@@ -16,7 +17,9 @@ from pathlib import Path
 import orjson
 
 from tomlib.paths import results_dir
-from tomlib.trace._index import INDEX_NAME, LOG_NAME, compress_log, log_in
+from tomlib.trace._index import INDEX_NAME, LOG_NAME, compress_log, log_in, parse_line
+
+ATTEMPT = re.compile(r"\..+\.attempt-(\d+)\.ipynb")  # a notebook being executed by worker PID (runner/_cluster.py)
 
 
 @dataclass
@@ -88,11 +91,62 @@ def _windows(root: Path) -> list[tuple[float, float]]:
     return out
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this PID runs on this machine (one of another user counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _writing(run: RunInfo) -> bool:
+    """Whether a run without an index (never closed) is still being written: the process its ``run_start`` names
+    is alive. A killed run's process is gone."""
+    log = run.path / LOG_NAME
+    try:
+        with open(log, "rb") as fh:
+            first = parse_line(fh.readline())
+    except OSError:
+        return False
+    pid = ((first or {}).get("payload") or {}).get("pid")
+    return isinstance(pid, int) and pid_alive(pid)
+
+
 def in_use(runs: list[RunInfo], results: str | os.PathLike[str] | None = None) -> set[str]:
     """The runs that started while a notebook whose executed copy is in ``results`` ran (1 s of slack: run ids
-    hold whole seconds). A rerun's stamp replaces the old one, so the runs of the run before it fall out of use."""
+    hold whole seconds), and the runs still being written. A rerun's stamp replaces the old one, so the runs of the
+    run before it fall out of use; a killed run, which no stamp covers, is unused."""
     windows = _windows(results_dir(results))
-    return {r.run_id for r in runs if any(a - 1 <= _run_time(r) <= b + 1 for a, b in windows)}
+    return {
+        r.run_id
+        for r in runs
+        if any(a - 1 <= _run_time(r) <= b + 1 for a, b in windows) or (r.events is None and _writing(r))
+    }
+
+
+def stale_attempts(results: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Notebooks left half-executed (``.<name>.attempt-<PID>.ipynb``) in the notebook folders of ``results`` and
+    its sweeps by a worker that has died: an interrupted run. One whose worker is alive is another run's work in
+    progress and is not listed."""
+    root = results_dir(results)
+    folders = [root / "notebooks", *root.glob("sweeps/*/notebooks")]
+    return sorted(
+        p
+        for folder in folders
+        for p in (folder.glob(".*.attempt-*.ipynb") if folder.is_dir() else [])
+        if (m := ATTEMPT.fullmatch(p.name)) and not pid_alive(int(m[1]))
+    )
+
+
+def remove_stale_attempts(results: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Delete :func:`stale_attempts`; returns what was removed."""
+    gone = stale_attempts(results)
+    for path in gone:
+        path.unlink(missing_ok=True)
+    return gone
 
 
 def runs_to_prune(

@@ -9,6 +9,7 @@ exchanges), and the paper-specific extras (A-ToM expert weights, BDI sections, A
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from tomlib.trace import run_paths
-from tomlib.trace._index import RunIndex, read_index, read_lines
+from tomlib.trace._index import DamagedLog, RunIndex, read_index, read_lines
 from tomlib.trace._load import events_frame
 
 AGENT_KINDS = ("llm_call", "belief", "prediction", "action", "expert_weights", "alignment", "verification")
@@ -160,10 +161,15 @@ class Trace:
         experiment: str | None = None,
     ) -> Trace:
         """Load run logs: ``runs`` holds run ids or objects with a ``run_id`` (an experiment's return value);
-        ``None`` loads every run under ``results``."""
+        ``None`` loads every run under ``results``. A damaged run log is left out with a warning naming it."""
         run_ids = None if runs is None else [r if isinstance(r, str) else r.run_id for r in runs]
         run_ids = None if run_ids is None else [r for r in run_ids if r]
-        indexes = [(p, read_index(p)) for p in run_paths(results, run_ids)]
+        indexes = []
+        for path in run_paths(results, run_ids):
+            try:
+                indexes.append((path, read_index(path)))
+            except DamagedLog as exc:  # one run's damage does not hide the others
+                warnings.warn(str(exc), stacklevel=2)
         return cls.from_indexes([(p, i) for p, i in indexes if experiment is None or i.experiment == experiment])
 
     @classmethod

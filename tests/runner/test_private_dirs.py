@@ -1,0 +1,271 @@
+"""Issue 30, item 1: the runner's dask cluster keeps its folders where no other local user can swap them.
+
+dask's default scratch folder is ``$TMPDIR/dask-scratch-space`` (or ``-<uid>``), used even when another user made it,
+and every scheduler, nanny and worker puts its folder first on ``sys.path``. Here an attacker (``nobody`` when the
+tests run as root) plants a ``papermill`` package in those folders before the runner starts its cluster: nothing of
+the cluster may use them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tomlib.errors import UsageError
+from tomlib.paths import private_dir, scratch_base
+
+NOBODY = 65534
+ROOT = Path(__file__).resolve().parents[2]
+AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all"]
+CAN_DROP = os.geteuid() == 0 and shutil.which("setpriv") is not None
+as_root = pytest.mark.skipif(not CAN_DROP, reason="needs root and setpriv to act as another user")
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+# -- the helper ------------------------------------------------------------------------------------------------------
+
+
+def test_a_private_dir_is_made_for_this_user_alone(tmp_path: Path) -> None:
+    old = os.umask(0)  # a careless umask changes nothing
+    try:
+        made = private_dir(tmp_path / "mine")
+    finally:
+        os.umask(old)
+    assert made == tmp_path / "mine" and made.is_dir()
+    assert os.lstat(made).st_uid == os.geteuid() and _mode(made) == 0o700
+    assert private_dir(made) == made  # an existing one of ours is kept
+
+
+def _symlink(tmp: Path) -> Path:
+    (tmp / "real").mkdir(mode=0o700)
+    (tmp / "link").symlink_to(tmp / "real")
+    return tmp / "link"
+
+
+def _file(tmp: Path) -> Path:
+    (tmp / "file").write_text("")
+    return tmp / "file"
+
+
+def _writable(mode: int) -> Callable[[Path], Path]:
+    def make(tmp: Path) -> Path:
+        (tmp / "open").mkdir()
+        (tmp / "open").chmod(mode)
+        return tmp / "open"
+
+    return make
+
+
+def _in_open_parent(tmp: Path) -> Path:
+    (tmp / "open").mkdir()
+    (tmp / "open").chmod(0o777)  # anyone can rename a folder out of it and put theirs in its place
+    (tmp / "open" / "mine").mkdir(mode=0o700)
+    return tmp / "open" / "mine"
+
+
+@pytest.mark.parametrize(
+    ("make", "why"),
+    [
+        (_symlink, "symbolic link"),
+        (_file, "not a folder"),
+        (_writable(0o777), "writable by others"),
+        (_writable(0o770), "writable by its group"),
+        (_in_open_parent, "any user can write"),
+    ],
+    ids=["symlink", "file", "world-writable", "group-writable", "in-a-world-writable-folder"],
+)
+def test_a_private_dir_refuses_what_another_user_could_swap(
+    tmp_path: Path, make: Callable[[Path], Path], why: str
+) -> None:
+    path = make(tmp_path)
+    with pytest.raises(UsageError) as err:
+        private_dir(path)
+    message = str(err.value)
+    assert str(path) in message and why in message and "\n" not in message, message
+
+
+@as_root
+def test_a_private_dir_refuses_a_folder_another_user_made(tmp_path: Path) -> None:
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o700)
+    os.chown(theirs, NOBODY, NOBODY)
+    with pytest.raises(UsageError, match=f"belongs to uid {NOBODY}"):
+        private_dir(theirs)
+
+
+def test_the_scratch_base_is_the_runtime_dir_when_it_is_ours_else_the_projects_state_else_tmp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime, project = tmp_path / "run", tmp_path / "project"
+    runtime.mkdir(mode=0o700)
+    project.mkdir()
+    monkeypatch.setenv("TOMLIB_ROOT", str(project))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    assert scratch_base() == runtime / "tomlib" and _mode(runtime / "tomlib") == 0o700
+    runtime.chmod(0o755)  # not ours alone: the project's state folder instead
+    assert scratch_base() == project / ".tomlib" / "tmp" and _mode(project / ".tomlib" / "tmp") == 0o700
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    assert scratch_base() == project / ".tomlib" / "tmp"
+    (project / ".tomlib").chmod(0o775)  # made under umask 002: not private, so the sticky system temp folder
+    assert scratch_base() == Path(tempfile.gettempdir()) and os.stat(tempfile.gettempdir()).st_mode & stat.S_ISVTX
+    assert not (project / ".tomlib" / "tmp" / "anything").exists()
+
+
+NOBODY_DRIVER = """
+import json, os, sys
+from tomlib.errors import UsageError
+from tomlib.paths import private_dir, scratch_base
+home = sys.argv[1]
+out = {}
+mine = private_dir(os.path.join(home, "mine"))
+st = os.lstat(mine)
+out["mine"] = [st.st_uid, st.st_mode & 0o777]
+for name in ("roots", "roots-open"):
+    try:
+        private_dir(os.path.join(home, name))
+        out[name] = "used"
+    except UsageError as exc:
+        out[name] = str(exc)
+os.environ["TOMLIB_ROOT"] = os.path.join(home, "project")
+try:
+    out["project"] = str(scratch_base())
+except UsageError as exc:
+    out["project"] = str(exc)
+os.environ["XDG_RUNTIME_DIR"] = os.path.join(home, "run")
+out["runtime"] = str(scratch_base())
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture
+def nobody_home() -> Iterator[Path]:
+    """A folder of nobody's, where nobody can reach it (pytest's tmp_path is root's, mode 700)."""
+    home = Path(tempfile.mkdtemp(prefix="tomlib-nobody-home-"))
+    os.chown(home, NOBODY, NOBODY)
+    try:
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@as_root
+def test_as_nobody_the_helper_makes_its_own_folders_and_refuses_another_users(nobody_home: Path) -> None:
+    """The victim is an ordinary user: ``nobody`` runs the helper (stdlib only, from a world-readable copy of tomlib
+    with Debian's Python, since the venv lies under /root) among folders root made in its home."""
+    python = "/usr/bin/python3.11" if os.access("/usr/bin/python3.11", os.X_OK) else None
+    if python is None:
+        pytest.skip("no Python that nobody can run")
+    copy = Path(tempfile.mkdtemp(prefix="tomlib-paths-as-nobody-"))
+    try:
+        shutil.copytree(ROOT / "tomlib", copy / "tomlib", ignore=shutil.ignore_patterns("__pycache__"))
+        for p in [copy, *copy.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        for name, mode in (("roots", 0o700), ("roots-open", 0o777)):  # another user's folders, one open to all
+            (nobody_home / name).mkdir()
+            (nobody_home / name).chmod(mode)
+        (nobody_home / "project" / ".tomlib").mkdir(parents=True)
+        os.chown(nobody_home / "project", NOBODY, NOBODY)
+        (nobody_home / "project" / ".tomlib").chmod(0o777)  # root's, writable by all: nobody must refuse it
+        (nobody_home / "run").mkdir(mode=0o700)
+        os.chown(nobody_home / "run", NOBODY, NOBODY)
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+        out = subprocess.run(
+            [*AS_NOBODY, python, "-c", NOBODY_DRIVER, str(nobody_home)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert out.returncode == 0, out.stderr
+        seen = json.loads(out.stdout)
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    assert seen["mine"] == [NOBODY, 0o700]
+    assert "belongs to uid 0" in seen["roots"] and "belongs to uid 0" in seen["roots-open"]
+    assert seen["project"] == "/tmp"  # root's .tomlib, open to all, is not used; a fresh folder in sticky /tmp is
+    assert seen["runtime"] == str(nobody_home / "run" / "tomlib")
+
+
+# -- the cluster -----------------------------------------------------------------------------------------------------
+
+# What an attacker puts in the folders dask would use: it notes who imported it, then behaves as the real papermill.
+PLANTED = """
+import importlib.machinery, os, sys
+_here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+with open(os.path.join(_here, "imported-by"), "a") as _fh:
+    _fh.write(f"uid {os.getuid()} pid {os.getpid()}\\n")
+_elsewhere = [p for p in sys.path if not os.path.abspath(p or ".").startswith(_here)]
+_spec = importlib.machinery.PathFinder.find_spec("papermill", _elsewhere)
+__path__[:] = list(_spec.submodule_search_locations)
+__file__ = _spec.origin
+with open(_spec.origin) as _fh:
+    exec(compile(_fh.read(), _spec.origin, "exec"))
+"""
+
+
+def _plant(folders: list[Path]) -> None:
+    """Make each folder (mode 777) with a ``papermill`` package inside: as ``nobody`` when we are root."""
+    script = (
+        'umask 0; for d in "$@"; do mkdir "$d" "$d/papermill" && printf "%s" "$PLANTED" > "$d/papermill/__init__.py"; '
+        "done"
+    )
+    cmd = ["/bin/sh", "-c", script, "sh", *map(str, folders)]
+    env = {"PATH": "/usr/bin:/bin", "PLANTED": PLANTED}
+    subprocess.run([*AS_NOBODY, *cmd] if CAN_DROP else cmd, env=env, check=True, timeout=30)
+
+
+def _listing(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): p.lstat().st_size for p in folder.rglob("*")}
+
+
+def _under(path: str, folder: Path) -> bool:
+    return Path(os.path.abspath(path)).is_relative_to(folder)
+
+
+@pytest.mark.slow
+def test_the_local_cluster_uses_no_folder_another_user_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tomlib.runner._cluster import open_client
+
+    shared = Path(tempfile.mkdtemp(prefix="tomlib-shared-tmp-"))  # a temp folder every user can write, as /tmp
+    shared.chmod(0o1777)
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    try:
+        planted = [shared / "dask-scratch-space", shared / f"dask-scratch-space-{os.getuid()}"]
+        _plant(planted)
+        before = {p: _listing(p) for p in planted}
+        monkeypatch.setenv("TMPDIR", str(shared))  # the cluster's processes look here for dask's default folder
+        monkeypatch.setattr(tempfile, "tempdir", str(shared))
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+        with open_client(1) as client:
+            assert client.submit(int, 41).result() == 41
+            worker_dirs = list(client.run(lambda dask_worker: dask_worker.local_directory).values())
+            nanny_dirs = list(client.run(lambda dask_worker: dask_worker.local_directory, nanny=True).values())
+            scheduler_dir = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.local_directory)
+            worker_paths = [p for paths in client.run(lambda: list(__import__("sys").path)).values() for p in paths]
+            papermill = list(client.run(lambda: __import__("papermill").__file__).values())
+            driver_paths = list(sys.path)
+            during = sorted(os.listdir(runtime / "tomlib")) if (runtime / "tomlib").exists() else []
+        for p in planted:  # the attacker's folders: nothing imported from them, nothing written into them
+            assert not (p / "imported-by").exists(), (p / "imported-by").read_text()
+            assert _listing(p) == before[p], f"the cluster wrote into {p}"
+        dirs = [*worker_dirs, *nanny_dirs, scheduler_dir]
+        assert not [d for d in [*dirs, *worker_paths, *driver_paths] if _under(d, shared)]
+        assert all(_under(d, runtime / "tomlib") for d in dirs), dirs
+        assert not any(_under(f, shared) for f in papermill), papermill
+        assert len(during) == 1 and not os.listdir(runtime / "tomlib")  # one folder per cluster, removed after
+        assert not [p for p in sys.path if _under(p, runtime)]  # the driver's sys.path is as it was
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
