@@ -215,15 +215,16 @@ with open(_spec.origin) as _fh:
 """
 
 
-def _plant(folders: list[Path]) -> None:
-    """Make each folder (mode 777) with a ``papermill`` package inside: as ``nobody`` when we are root."""
+def _plant(folders: list[Path], uid: int = NOBODY) -> None:
+    """Make each folder (mode 777) with a ``papermill`` package inside: as ``uid`` (``nobody``) when we are root."""
     script = (
         'umask 0; for d in "$@"; do mkdir "$d" "$d/papermill" && printf "%s" "$PLANTED" > "$d/papermill/__init__.py"; '
         "done"
     )
     cmd = ["/bin/sh", "-c", script, "sh", *map(str, folders)]
     env = {"PATH": "/usr/bin:/bin", "PLANTED": PLANTED}
-    subprocess.run([*AS_NOBODY, *cmd] if CAN_DROP else cmd, env=env, check=True, timeout=30)
+    as_uid = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
+    subprocess.run([*as_uid, *cmd] if CAN_DROP else cmd, env=env, check=True, timeout=30)
 
 
 def _listing(folder: Path) -> dict[str, int]:
@@ -267,5 +268,86 @@ def test_the_local_cluster_uses_no_folder_another_user_made(tmp_path: Path, monk
         assert not any(_under(f, shared) for f in papermill), papermill
         assert len(during) == 1 and not os.listdir(runtime / "tomlib")  # one folder per cluster, removed after
         assert not [p for p in sys.path if _under(p, runtime)]  # the driver's sys.path is as it was
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+VICTIM = """
+import json, os
+from tomlib.runner._cluster import open_client
+
+
+def imported():
+    import papermill
+
+    return papermill.__file__
+
+
+if __name__ == "__main__":
+    with open_client(1) as client:
+        print(json.dumps(client.submit(imported, pure=False).result()))
+"""
+
+
+def _site_packages_for_nobody() -> str | None:
+    """The venv's packages, when ``nobody`` can import dask from them with Debian's Python (the same 3.11 ABI)."""
+    import distributed
+
+    site = str(Path(distributed.__file__).resolve().parents[1])
+    python = "/usr/bin/python3.11"
+    if not (CAN_DROP and os.access(python, os.X_OK)):
+        return None
+    probe = subprocess.run(
+        [*AS_NOBODY, python, "-c", "import distributed, papermill"],
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": site},
+        capture_output=True,
+        timeout=120,
+    )
+    return site if probe.returncode == 0 else None
+
+
+@pytest.mark.slow
+def test_as_nobody_the_local_cluster_uses_no_folder_another_user_made(nobody_home: Path) -> None:
+    """The victim is an ordinary user (``nobody``), the attacker another one (uid 4242): dask's ``-<uid>`` fallback
+    and its shared folder both planted before nobody's run starts its cluster."""
+    site = _site_packages_for_nobody()
+    if site is None:
+        pytest.skip("nobody cannot run the venv's packages here (needs root, setpriv and Debian's python3.11)")
+    shared = Path(tempfile.mkdtemp(prefix="tomlib-shared-tmp-"))
+    shared.chmod(0o1777)
+    try:
+        planted = [shared / "dask-scratch-space", shared / f"dask-scratch-space-{NOBODY}"]
+        _plant(planted, uid=4242)
+        code = nobody_home / "code"
+        shutil.copytree(ROOT / "tomlib", code / "tomlib", ignore=shutil.ignore_patterns("__pycache__"))
+        (code / "victim.py").write_text(VICTIM)
+        project = nobody_home / "project"
+        project.mkdir()
+        shutil.copy(ROOT / "pyproject.toml", project / "pyproject.toml")
+        for p in [nobody_home, *nobody_home.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+            os.chown(p, NOBODY, NOBODY)
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(nobody_home),
+            "TMPDIR": str(shared),
+            "TOMLIB_ROOT": str(project),
+            "PYTHONPATH": f"{code}:{site}",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        out = subprocess.run(
+            [*AS_NOBODY, "/usr/bin/python3.11", str(code / "victim.py")],
+            env=env,
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        imported = json.loads(out.stdout.strip().splitlines()[-1])
+        assert not _under(imported, shared), imported
+        for p in planted:
+            assert not (p / "imported-by").exists(), (p / "imported-by").read_text()
+        assert not os.listdir(project / ".tomlib" / "tmp")  # its own scratch folder, removed when the cluster closed
     finally:
         shutil.rmtree(shared, ignore_errors=True)
