@@ -3,7 +3,8 @@
 #   ./reproduce.sh        set up .venv (first time only), then execute the notebook series offline into results/
 #   ./reproduce.sh test   the same setup plus the `local` model, dev tools and a headless browser, then ruff and tests
 # and one for classes:
-#   ./reproduce.sh lab    open a working copy of the notebooks (classroom/) in JupyterLab, on the project's environment
+#   ./reproduce.sh lab    open a working copy of the notebooks (classroom/) in JupyterLab, on the project's environment;
+#                         class work writes into classroom/results, never into results/
 # Extra arguments go to the runner (e.g. `./reproduce.sh --profile full 01`), to pytest (`./reproduce.sh test -k llm`)
 # or to JupyterLab (`./reproduce.sh lab --no-browser --port 8890`).
 set -euo pipefail
@@ -120,12 +121,12 @@ case "$cmd" in
     ensure_deps "lab"
     root_ok=()
     [ "$(id -u)" = 0 ] && root_ok=(--allow-root)  # containers and classroom VMs often run as root
-    # a working copy: autosave never touches the committed notebooks, and results/ is linked beside them
-    "$VENV/bin/python" -c 'from tomlib.classroom import prepare; prepare()'
-    exec "$VENV/bin/python" -m jupyter lab --notebook-dir=classroom "${root_ok[@]}" "$@"
+    # a working copy: autosave never touches the committed notebooks, and the class's kernels and terminals write
+    # into classroom/results and their own response store (TOMLIB_RESULTS, TOMLIB_STORE), never into results/
+    exec "$VENV/bin/python" -m tomlib.classroom "${root_ok[@]}" "$@"
     ;;
   -h|--help|help)
-    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
     ;;
   *)
     [ "$cmd" = run ] && shift || true

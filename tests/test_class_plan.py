@@ -48,11 +48,20 @@ def plan_edits() -> list[tuple[str, dict[str, object]]]:
 
 
 def test_every_parameter_change_in_the_class_plan_runs_offline(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each exercise, run through the runner on the class's copies, writes into the class's results folder only."""
+    from tomlib.classroom import prepare
     from tomlib.runner import run_notebooks, summarize
 
     monkeypatch.delenv("TOMLIB_TRANSCRIPTS")  # the committed transcripts, as a class replays them
+    researcher = isolated / "results"  # the researcher's results, with an executed 06 the class must not replace
+    (researcher / "notebooks").mkdir(parents=True)
+    (researcher / "notebooks" / "06_tom_ib_fig5.ipynb").write_text("{}")
+    before = {p: p.read_bytes() for p in researcher.rglob("*") if p.is_file()}
+    work = prepare(isolated / "classroom")
     edits = plan_edits()
     assert [s for s, _ in edits] == ["00_quickstart", "06_tom_ib_fig5"], edits
     for stem, overrides in edits:
-        out = run_notebooks("default", [stem], overrides=overrides, html=False, progress=False)
+        out = run_notebooks("default", [stem], directory=work, overrides=overrides, html=False, progress=False)
         assert [o.status for o in out] == ["ok"], summarize(out)
+        assert (work / "results" / "notebooks" / f"{stem}.ipynb").exists()
+    assert {p: p.read_bytes() for p in researcher.rglob("*") if p.is_file()} == before

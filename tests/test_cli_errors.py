@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import shutil
 from pathlib import Path
 
@@ -28,6 +29,70 @@ def write(path: Path, text: str) -> str:
 def test_unknown_notebook_lists_the_series(capsys: pytest.CaptureFixture[str]) -> None:
     err = one_line_error(capsys, ["run", "99", "--no-html"])
     assert "No notebook '99'" in err and "00_quickstart" in err
+
+
+def test_a_notebook_number_without_its_zero_is_suggested(capsys: pytest.CaptureFixture[str]) -> None:
+    err = one_line_error(capsys, ["run", "1", "--no-html"])
+    assert "No notebook '1'" in err and "(did you mean '01'?)" in err and "01_adaptive_tom_table1" in err
+    assert "(did you mean '00_quickstart'?)" in one_line_error(capsys, ["run", "quickstart", "--no-html"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (
+            ["00", "-p", "llm_mode", "replya"],
+            "'llm_mode' must be one of replay, record, auto, got 'replya' (did you mean 'replay'?)",
+        ),
+        (["00", "-p", "tom_order", "3"], "'tom_order' must be one of 0, 1, 2, got 3"),
+        (
+            ["01", "-p", "tie_break", "shraed"],
+            "'tie_break' must be one of independent, shared, got 'shraed' (did you mean 'shared'?)",
+        ),
+        (
+            ["01", "-p", "tasks", "memory_1,gmae1"],
+            "'tasks' has 'gmae1' (did you mean 'game1'?), which is not one of memory_1",
+        ),
+        (["03", "-p", "pbt", "ppo"], "'pbt' must be one of none, ppo-selfplay, got 'ppo'"),
+        (
+            ["06", "-p", "dynamics", "paperr"],
+            "'dynamics' must be one of authors, paper, got 'paperr' (did you mean 'paper'?)",
+        ),
+        (["06", "-p", "verification", "grounder"], "(did you mean 'grounded'?)"),
+        (["06", "-p", "observation", "ful"], "(did you mean 'full'?)"),
+        (["06", "-p", "configs", "Base,TOM"], "'configs' has 'TOM' (did you mean 'ToM'?)"),
+        (
+            ["08", "-p", "pm_history", "lats"],
+            "'pm_history' must be one of full, last, got 'lats' (did you mean 'last'?)",
+        ),
+        (["12", "-p", "selection", "best_aligned"], "got 'best_aligned' (did you mean 'best-aligned'?)"),
+        (["13", "-p", "zero_credit", "as_zero"], "got 'as_zero' (did you mean 'as-zero'?)"),
+    ],
+    ids=lambda v: v[2] if isinstance(v, list) else None,
+)
+def test_an_enumerated_value_is_refused_before_any_kernel_with_the_closest_choice(
+    isolated: Path, capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    err = one_line_error(capsys, ["run", *argv, "--no-html"])
+    assert expected in err
+    assert not (isolated / "results" / "notebooks").exists() or not any((isolated / "results" / "notebooks").iterdir())
+
+
+def test_every_enumerated_default_of_the_series_is_one_of_its_choices() -> None:
+    """The runner's lists come from the library; a notebook whose default drifted from them would be refused."""
+    from tomlib.runner import find_notebooks
+    from tomlib.runner._execute import declared_parameters
+    from tomlib.runner._params import CHOICES, allowed_values
+
+    seen = set()
+    for nb in find_notebooks():
+        for name, info in declared_parameters(nb).items():
+            if name in CHOICES:
+                seen.add(name)
+                default = ast.literal_eval(info["default"])
+                items = default.split(",") if CHOICES[name][1] else [default]
+                assert all(i in allowed_values(name) or (i == "" and CHOICES[name][2]) for i in items), (nb, name)
+    assert seen == set(CHOICES)  # every entry is a parameter some notebook declares
 
 
 def test_unknown_profile_lists_the_profiles(capsys: pytest.CaptureFixture[str]) -> None:
@@ -97,6 +162,9 @@ def test_a_broken_model_entry_fails_only_what_uses_it(
     [
         (None, "does not exist"),
         ("parameters:\n  bogus: [1, 2]\n", "sets ['bogus'], which 00_quickstart does not declare"),
+        ("parameters:\n  tom_ordr: [0, 1]\n", "does not declare (did you mean 'tom_order' for 'tom_ordr'?)"),
+        ("parameters:\n  tom_order: [0, 1]\nfixed:\n  llm_mode: replya\n", "got 'replya' (did you mean 'replay'?)"),
+        ("parameters:\n  tom_order: [1, 3]\n", "'tom_order' must be one of 0, 1, 2, got 3"),
         ("- tom_order: [0, 1]\n", "a list at its top level"),
         ("parameters:\n  tom_order: []\n", "tom_order has an empty list of values"),
         ("", "is empty"),

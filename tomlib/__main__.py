@@ -1,4 +1,5 @@
-"""Command line: ``python -m tomlib run | sweep | cache | report | view | runs | models``."""
+"""Command line: ``.venv/bin/tomlib run | sweep | cache | report | view | runs | models`` (``python -m tomlib``
+in the project's environment)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def _budget(args: argparse.Namespace, profile: Any) -> Any:
 def _cmd_run(args: argparse.Namespace) -> int:
     from tomlib.report import build_report
     from tomlib.runner import load_profile, run_notebooks, summarize
+    from tomlib.runner._execute import results_for_run
     from tomlib.runner._params import parse_cli
 
     profile = load_profile(args.profile)
@@ -40,7 +42,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         spend_to_budget=args.spend_to_budget,
         dashboard=args.dashboard,
     )
-    report = build_report(args.results)
+    report = build_report(results_for_run(args.notebooks, args.notebooks_dir, args.results))  # a class's own
     print(summarize(outcomes))
     print(f"report: {report}")
     return 1 if any(o.status in ("failed", "stopped") for o in outcomes) else 0
@@ -125,9 +127,52 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_view(args: argparse.Namespace) -> int:
     from tomlib.widgets._page import write_page
 
-    page = write_page(args.run, results=args.results, out=args.out, condition=args.condition, episodes=args.episodes)
+    run = _choose_run(args.run, args.results, args.prog)
+    page = write_page(run, results=args.results, out=args.out, condition=args.condition, episodes=args.episodes)
     print(f"wrote {page} (opens in any browser, offline; keep the _static/ folder beside it)")
     return 0
+
+
+def _run_source(start: dict[str, Any]) -> str:
+    """Where a run's rows come from, as its ``run_start`` says: its ``source``, else its model(s)."""
+    if start.get("source"):
+        return str(start["source"])
+    models = start.get("models") or ([start["model"]] if start.get("model") else [])
+    return f"model {','.join(map(str, models))}" if models else "-"
+
+
+def _choose_run(name: str, results: str | None, prog: str) -> str:
+    """The run ``view NAME`` opens. A run id is itself, and so is an experiment's only run. An experiment with several
+    runs (notebook 02 writes a formal and an ``llm:local`` one) lists them and opens the one with the most episodes
+    among the runs the executed notebooks in results/ use (all its runs when none is used), the newest on a tie.
+    Any other name goes to ``find_run`` as given (an id's prefix; its error lists the experiments there are)."""
+    import time
+
+    from tomlib.trace._runs import in_use, list_runs, run_facts
+
+    runs = list_runs(results)
+    if any(r.run_id == name for r in runs):
+        return name
+    mine = [r for r in runs if r.experiment == name]
+    if len(mine) < 2:
+        return mine[0].run_id if mine else name
+    used = in_use(mine, results)
+    pool = [r for r in mine if r.run_id in used] or mine
+    chosen = max(pool, key=lambda r: (r.episodes or 0, r.modified))
+    print(f"{name} has {len(mine)} runs (oldest first; * is the one opened):")
+    for r in mine:
+        start, conditions = run_facts(r)
+        n, plural = len(conditions), "s" if len(conditions) != 1 else " "
+        counts = f"{n:>4} condition{plural} {r.episodes:>6} episodes" if r.episodes is not None else "(no index yet)"
+        stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.modified))
+        mark = "in use" if r.run_id in used else "unused"
+        print(
+            f"{'*' if r is chosen else ' '} {r.run_id:<48} {_run_source(start):<20} {counts:<31}  "
+            f"{r.bytes / 1e6:6.1f} MB  {stamp}  {mark}"
+        )
+    why = "among those the executed notebooks in results/ use" if used else "(none is used by an executed notebook)"
+    print(f"opening {chosen.run_id}: the run with the most episodes {why}; to open another: {prog} view ID")
+    return chosen.run_id
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
@@ -240,8 +285,9 @@ def _engine_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m tomlib", description=__doc__)
+def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=__doc__)
+    p.set_defaults(prog=prog)
     sub = p.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="execute the notebook series under a profile")
@@ -302,7 +348,11 @@ def build_parser() -> argparse.ArgumentParser:
     rep.set_defaults(func=_cmd_report)
 
     vw = sub.add_parser("view", help="write a run's explorer as a page that opens without Jupyter or the internet")
-    vw.add_argument("run", help="a run id (results/runs/<id>) or an experiment name (its newest run)")
+    vw.add_argument(
+        "run",
+        help="a run id (results/runs/<id>) or an experiment name; of an experiment's several runs, the one with the "
+        "most episodes among those the executed notebooks in results/ use (they are listed)",
+    )
     vw.add_argument("--condition", default=None, help="open on this condition (default: the run's first)")
     vw.add_argument(
         "--episodes", type=_at_least_zero(int), default=3, help="episodes of that condition drawn in the page"
@@ -326,14 +376,48 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _invocation() -> str:
+    """How this command was typed, for its usage line and hints: ``python -m tomlib``, or the script as given
+    (``.venv/bin/tomlib``)."""
+    first = sys.argv[0] if sys.argv else ""
+    return "python -m tomlib" if not first or first.endswith("__main__.py") else first
+
+
+def _missing_module(module: str, argv: Sequence[str] | None) -> str:
+    """One line for a Python without a module tomlib needs: the module, the interpreter, and the command that works
+    (the project's .venv, which ``./reproduce.sh`` makes). Paths are relative when run from the checkout."""
+    import shlex
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    here = root == Path.cwd().resolve()
+    venv = ".venv" if here else str(root / ".venv")
+    setup = "./reproduce.sh" if here else str(root / "reproduce.sh")
+    if Path(sys.prefix).resolve() == (root / ".venv").resolve():  # the project's own: an interrupted install
+        return (
+            f"tomlib: error: {venv} ({sys.executable}) has no module '{module}': rerun {setup}, which installs "
+            f"tomlib's dependencies there (`{setup} test` adds the `local` model's and the dev tools')"
+        )
+    words = shlex.join(sys.argv[1:] if argv is None else argv)
+    return (
+        f"tomlib: error: this Python ({sys.executable}) has no module '{module}', which tomlib needs. "
+        f"Run {setup} once (it installs tomlib into {venv}), then: {venv}/bin/tomlib {words}"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from tomlib.errors import TomlibError
 
-    args = build_parser().parse_args(argv)
+    args = build_parser(_invocation() if argv is None else "tomlib").parse_args(argv)
     try:
         return int(args.func(args))
     except TomlibError as exc:  # a cause and a fix, in one line: no traceback for errors a user can cause
         print(f"tomlib: error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:  # `python3 -m tomlib` without the project's environment (tomlib's own: a bug)
+        if not exc.name or exc.name.partition(".")[0] == "tomlib":
+            raise
+        print(_missing_module(exc.name, argv), file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the workers were shut down on the way out
         why = str(exc) or "interrupted"

@@ -1,6 +1,9 @@
 """A class's working copy of the notebooks (``./reproduce.sh lab``): students edit and save copies, so JupyterLab's
-autosave never writes outputs into the committed notebooks (whose hash the runner stamps), and they see
-``results/`` beside them. JupyterLab's news and update pop-ups are switched off for the class."""
+autosave never writes outputs into the committed notebooks (whose hash the runner stamps). Class work writes into
+the class's own results folder (``classroom/results``) and its own response store, never into the researcher's
+``results/``: the lab's kernels and terminals get ``TOMLIB_RESULTS`` and ``TOMLIB_STORE`` pointing there, and the
+runner sends notebooks it runs from a class folder there too. JupyterLab's news and update pop-ups are switched off
+for the class."""
 
 from __future__ import annotations
 
@@ -8,18 +11,23 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from tomlib.paths import project_root, results_dir
+from tomlib.paths import project_root
 
 FOLDER = "classroom"
+MARKER = ".tomlib-classroom"  # in a class folder: notebooks run from it write into its own results folder
+RESULTS = "results"
+STORE = Path(".tomlib") / "responses.sqlite"
 # JupyterLab reads default overrides for every user from this file in its application settings folder
 LAB_OVERRIDES = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
 
 
 def prepare(folder: str | os.PathLike[str] | None = None) -> Path:
     """Copy the notebooks and the class plan into ``folder`` (default ``classroom/``) where a copy is missing, never
-    over a student's saved work; link ``results`` beside them; switch off JupyterLab's news. Returns the folder."""
+    over a student's saved work; make the class's own results folder beside them; switch off JupyterLab's news.
+    Returns the folder."""
     work = Path(folder) if folder else project_root() / FOLDER
     work.mkdir(parents=True, exist_ok=True)
     source = project_root() / "notebooks"
@@ -29,15 +37,65 @@ def prepare(folder: str | os.PathLike[str] | None = None) -> Path:
         if nb.exists() and not target.exists():
             shutil.copyfile(nb, target)
             copied.append(nb.name)
-    link = work / "results"
-    results = results_dir()
-    results.mkdir(parents=True, exist_ok=True)
-    if not link.exists() and not link.is_symlink():
-        link.symlink_to(results, target_is_directory=True)
+    results = work / RESULTS
+    if results.is_symlink():  # an older lab linked the researcher's results here: drop the link, never its target
+        results.unlink()
+    results.mkdir(exist_ok=True)
+    (work / MARKER).write_text(
+        "Notebooks run from this folder (JupyterLab, or `.venv/bin/tomlib run --notebooks-dir` on it) write into "
+        f"{RESULTS}/ here, never into the project's results/.\n"
+    )
     quiet_lab()
     kept = len(list(work.glob("*.ipynb"))) - sum(c.endswith(".ipynb") for c in copied)
-    print(f"{work}: {len(copied)} file(s) copied, {kept} notebook(s) kept as the class left them; results/ linked")
+    print(
+        f"{work}: {len(copied)} file(s) copied, {kept} notebook(s) kept as the class left them; class results in "
+        f"{results} (the project's results/ is not touched)"
+    )
     return work
+
+
+def lab_env(work: str | os.PathLike[str]) -> dict[str, str]:
+    """The environment of the class's JupyterLab (its kernels and terminals): results and recorded responses in the
+    class folder."""
+    folder = Path(work).resolve()
+    return {"TOMLIB_RESULTS": str(folder / RESULTS), "TOMLIB_STORE": str(folder / STORE)}
+
+
+def class_folder(path: str | os.PathLike[str]) -> Path | None:
+    """The class folder (one :func:`prepare` made) that holds ``path``, or None."""
+    where = Path(path).resolve()
+    for folder in (where, *where.parents):
+        if (folder / MARKER).is_file():
+            return folder
+    return None
+
+
+def class_results(paths: Iterable[str | os.PathLike[str]]) -> Path | None:
+    """The results folder of the class folder holding every notebook in ``paths`` (None when none is in one).
+    Notebooks of a class and others together have no single right place, so that is refused."""
+    from tomlib.errors import UsageError
+
+    folders = {class_folder(p) for p in paths}
+    if len(folders) > 1:
+        raise UsageError(
+            "These notebooks come from a class folder and from elsewhere, whose results belong in different places; "
+            "run them apart, or choose the results folder with --results DIR."
+        )
+    folder = folders.pop() if folders else None
+    return folder / RESULTS if folder else None
+
+
+def lab_command(argv: Sequence[str] = (), folder: str | os.PathLike[str] | None = None) -> tuple[list[str], Path]:
+    """Prepare the class folder; return the JupyterLab command line on it and the folder."""
+    work = prepare(folder).resolve()
+    return [sys.executable, "-m", "jupyter", "lab", f"--notebook-dir={work}", *argv], work
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m tomlib.classroom [JupyterLab options]``: what ``./reproduce.sh lab`` runs."""
+    command, work = lab_command(sys.argv[1:] if argv is None else argv)
+    os.environ.update(lab_env(work))
+    os.execv(command[0], command)
 
 
 def quiet_lab(prefix: str | os.PathLike[str] | None = None) -> Path:
@@ -49,3 +107,7 @@ def quiet_lab(prefix: str | os.PathLike[str] | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(current, indent=1))
     return path
+
+
+if __name__ == "__main__":
+    main()

@@ -226,3 +226,88 @@ def test_a_log_gets_one_plain_line_per_notebook_not_bar_refreshes(
     assert "\r" not in out + err
     assert "notebooks (t, 1 local worker): 2 to run" in out
     assert "[1/2] 01_bad failed in" in out and "boom" in out and "[2/2] 02_good ok in" in out
+
+
+def test_sweep_run_folders_spell_out_their_grid_values_and_old_folders_resume(
+    tmp_path: Path, isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tomlib.runner import _sweep
+
+    nb = write_nb(
+        tmp_path / "05_sweep.ipynb",
+        "results_dir = ''\ntom_order = 0\nlabel = 'a b/c'",
+        "from pathlib import Path\nPath(results_dir).mkdir(parents=True, exist_ok=True)\n"
+        "(Path(results_dir) / 'out.txt').write_text(f'{tom_order}')",
+    )
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("parameters:\n  tom_order: [0, 1]\nfixed:\n  label: 'a b/c'\n")
+    # a sweep made before run ids were readable: its ids are the hash alone
+    with monkeypatch.context() as legacy:
+        legacy.setattr(_sweep, "run_id_for", lambda stem, params, point=None: _sweep.legacy_run_id(stem, params))
+        index = sweep(str(nb), grid, profile=Profile(name="t"), name="s", progress=False)
+    assert index.is_relative_to(isolated)
+    old = pd.read_csv(index).set_index("run_id")
+    assert all(len(rid) == len("05_sweep-") + 10 for rid in old.index)
+    made = {rid: (index.parent / old.loc[rid, "output"]).stat().st_mtime_ns for rid in old.index}
+
+    grid.write_text("parameters:\n  tom_order: [0, 1, 2]\nfixed:\n  label: 'a b/c'\n")
+    index = sweep(str(nb), grid, profile=Profile(name="t"), name="s", progress=False)
+    df = pd.read_csv(index).set_index("run_id")
+    assert {rid: (index.parent / df.loc[rid, "output"]).stat().st_mtime_ns for rid in made} == made  # resumed
+    (new,) = set(df.index) - set(made)
+    assert new.startswith("05_sweep-tom_order=2-") and len(new) == len("05_sweep-tom_order=2-") + 10
+    assert (index.parent / new / "out.txt").read_text() == "2" and df.loc[new, "status"] == "ok"
+
+    long = _sweep.run_id_for("05_sweep", {"x": "y" * 500, "label": "a b/c"}, {"x": "y" * 500, "label": "a b/c"})
+    assert len(long) <= len("05_sweep-") + _sweep.READABLE_MAX + 11 and "/" not in long and " " not in long
+    assert _sweep.run_id_for("n", {"a": 1}, {"a": 1}) != _sweep.run_id_for("n", {"a": 1, "b": 2}, {"a": 1})
+
+
+def test_an_empty_string_parameter_survives_the_sweeps_results_csv(tmp_path: Path, isolated: Path) -> None:
+    from tomlib.runner import read_sweep_results
+
+    nb = write_nb(
+        tmp_path / "05_table.ipynb",
+        "results_dir = ''\nmodel = 'local'\nseed = 1",
+        "import pandas as pd\nfrom tomlib.report import write_table\n"
+        "write_table(pd.DataFrame({'paper_id': ['adaptive_tom'], 'table_id': ['demo'], 'metric': ['reward'],"
+        " 'source': ['formal'], 'value': [float(seed)], 'paper_value': [float('nan')]}), results_dir)",
+    )
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("parameters:\n  seed: [1, 2]\nfixed:\n  model: ''\n")
+    index = sweep(str(nb), grid, profile=Profile(name="t"), name="s", progress=False)
+    got = read_sweep_results(index.parent)
+    assert list(got["params.model"]) == ["", ""] and sorted(got["params.seed"]) == [1, 2]
+    assert got["paper_value"].isna().all() and sorted(got["value"]) == [1.0, 2.0]  # the tables read as before
+    assert read_sweep_results(index.with_name("results.csv")).equals(got)
+
+
+def test_an_exported_page_finds_every_icon_font_beside_it(
+    series: Path, isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The renderer's named modules ask for Font Awesome under ``@jupyter-widgets/`` beside the page, the
+    renderer itself under its own folder: every font request of the page finds its file, offline."""
+    from tests.widgets.test_browser import CHROMIUM_FLAGS, ICONS_LOADED, browser_setup, offline
+
+    chromium, webdeps = browser_setup()
+    monkeypatch.setenv("TOMLIB_WEBDEPS", str(webdeps))
+    write_nb(series / "03_icons.ipynb", "results_dir = ''", "import ipywidgets\nipywidgets.Button(icon='play')")
+    out = run_notebooks(PROFILE, ["03"], directory=series, progress=False)
+    assert out[0].status == "ok", out[0].error
+    page_file = isolated / "results" / "notebooks" / "03_icons.html"
+    from playwright.sync_api import sync_playwright
+
+    blocked: list[str] = []
+    failed: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        page = browser.new_page()
+        page.route("**/*", offline(blocked))
+        page.on("requestfailed", lambda r: failed.append(r.url))
+        page.goto(page_file.as_uri())
+        page.wait_for_selector(".widget-button", timeout=30_000)
+        page.wait_for_function(ICONS_LOADED, timeout=10_000)
+        page.wait_for_timeout(500)
+        browser.close()
+    assert not blocked, blocked
+    assert not failed, failed  # before: @jupyter-widgets/<font>.woff2, .woff and .ttf were missing

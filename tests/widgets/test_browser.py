@@ -81,21 +81,101 @@ def wait_for_header(page: Any, text: str) -> None:
     page.wait_for_function(js, arg=text, timeout=10_000)
 
 
+SHOTS = project_root() / "results" / "screenshots"
+RAW_TEX = re.compile(r"\\[A-Za-z]+|\$\$|\$[^$\s\"][^$\"\n]{0,80}\$")
+"""TeX a reader should never see: a command (``\\dots``), display math or an inline ``$...$`` pair."""
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Notebooks 01, 08 and 09 run by the runner (smoke profile, the committed transcripts), exported with their
+    widget state and the scripts beside them, and REPORT built from them: the results folder."""
+    from tomlib.report import build_report
+
+    _, webdeps = browser_setup()
+    root = tmp_path_factory.mktemp("executed")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TOMLIB_WEBDEPS", str(webdeps))  # what ./reproduce.sh fetched, shipped beside the page
+        mp.setenv("TOMLIB_RESULTS", str(root / "results"))
+        mp.setenv("TOMLIB_STORE", str(root / "store" / "responses.sqlite"))
+        mp.delenv("TOMLIB_TRANSCRIPTS", raising=False)  # the committed transcripts, as a user would replay them
+        mp.delenv("TOMLIB_LLM_MODE", raising=False)
+        out = run_notebooks("smoke", ["01", "08", "09"], progress=False)
+        assert [o.status for o in out] == ["ok"] * 3, summarize(out)
+        build_report()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    return root / "results"
+
+
+def progress_bars(notebook: Path) -> list[dict[str, Any]]:
+    """The progress bars' saved widget state (tqdm's bars in a kernel) of an executed notebook."""
+    import json
+
+    widgets = json.loads(notebook.read_text())["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]
+    models = widgets["state"].values()
+    return [m["state"] for m in models if m["model_name"] in ("FloatProgressModel", "IntProgressModel")]
+
+
 @pytest.mark.slow
-def test_exported_notebook_explorer_works_without_a_kernel_or_the_internet(
-    isolated: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    chromium, webdeps = browser_setup()
-    monkeypatch.setenv("TOMLIB_WEBDEPS", str(webdeps))  # what ./reproduce.sh fetched, shipped beside the page
+def test_report_and_pages_show_no_red_bar_and_no_raw_latex(executed: Path) -> None:
+    chromium, _ = browser_setup()
     from playwright.sync_api import sync_playwright
 
-    monkeypatch.delenv("TOMLIB_TRANSCRIPTS")  # the committed transcripts, as a user would replay them
-    out = run_notebooks("smoke", ["01"], progress=False)
-    assert out and out[0].status == "ok", summarize(out)
-    page_file = isolated / "results" / "notebooks" / "01_adaptive_tom_table1.html"
+    pages = {"01": "01_adaptive_tom_table1", "09": "09_coalition_table2_fig2"}
+    for name in [*pages.values(), "08_coalition_table1"]:
+        bars = progress_bars(executed / "notebooks" / f"{name}.ipynb")
+        assert bars, name  # the runs drew their bars
+        for bar in bars:  # a finished run's bars are full and not red ('danger': closed below its total)
+            assert bar["bar_style"] != "danger" and bar["value"] == bar["max"], (name, bar)
+
+    with sync_playwright() as p:
+        for number, name in pages.items():
+            blocked: list[str] = []
+            browser, page = open_offline(p, chromium, executed / "notebooks" / f"{name}.html", blocked)
+            page.wait_for_selector(".widget-hprogress", timeout=60_000)
+            if number == "01":  # its intro's equations, typeset by the MathJax beside the page
+                page.wait_for_selector(".MathJax_CHTML", timeout=30_000)
+            page.wait_for_function(
+                "() => !window.MathJax || MathJax.Hub.queue.running + MathJax.Hub.queue.pending == 0"
+            )
+            page.screenshot(path=str(SHOTS / f"page{number}_top.png"))
+            assert page.locator(".widget-hprogress").count() >= 2
+            assert page.locator(".progress-bar-danger").count() == 0, name
+            assert page.locator(".progress-bar-success").count() == page.locator(".widget-hprogress").count()
+            page.locator(".widget-hprogress").last.scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / f"page{number}_progress.png"))
+            prose = "\n".join(page.locator(".jp-MarkdownCell").all_inner_texts())
+            assert not RAW_TEX.findall(prose), (name, RAW_TEX.findall(prose))
+            assert not blocked, blocked
+            browser.close()
+
+        blocked = []
+        browser, page = open_offline(p, chromium, executed / "REPORT.html", blocked)
+        page.wait_for_selector("h3", timeout=10_000)
+        text = page.inner_text("body")
+        assert not RAW_TEX.findall(text), RAW_TEX.findall(text)
+        assert "`" not in text
+        assert "over R = 1 … 5 interaction rounds" in text  # coalition Table 1's caption, its math as Unicode
+        page.screenshot(path=str(SHOTS / "report.png"), full_page=True)
+        table1 = page.locator("h3:has-text('coalition.table1')")
+        table1.scroll_into_view_if_needed()
+        page.evaluate("window.scrollBy(0, -20)")
+        page.screenshot(path=str(SHOTS / "report_coalition_table1.png"))
+        assert not blocked, blocked
+        browser.close()
+
+
+@pytest.mark.slow
+def test_exported_notebook_explorer_works_without_a_kernel_or_the_internet(
+    executed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chromium, webdeps = browser_setup()
+    monkeypatch.setenv("TOMLIB_WEBDEPS", str(webdeps))
+    from playwright.sync_api import sync_playwright
+
+    page_file = executed / "notebooks" / "01_adaptive_tom_table1.html"
     assert "application/vnd.jupyter.widget-state+json" in page_file.read_text()
-    shots = project_root() / "results" / "screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
+    shots = SHOTS
 
     with sync_playwright() as p:
         blocked: list[str] = []
@@ -108,7 +188,7 @@ def test_exported_notebook_explorer_works_without_a_kernel_or_the_internet(
         # the widget scripts, icon fonts and MathJax all came from beside the page: nothing was asked of the network
         assert not blocked, blocked
         text = page_file.read_text() + page_file.with_suffix(".ipynb").read_text()
-        assert str(isolated) not in text and str(project_root()) not in text  # no local path travels with the page
+        assert str(executed.parent) not in text and str(project_root()) not in text  # no local path travels with it
         page.wait_for_function(ICONS_LOADED, timeout=10_000)  # the play/pause icons are drawn, not empty boxes
         assert not page.get_by_text("reload logs").is_visible()  # a saved page has no kernel to reload with
         assert page.locator(".tomlib-fallback").count() == 1  # the plain step is in the page, hidden under the widget
@@ -140,8 +220,10 @@ def test_exported_notebook_explorer_works_without_a_kernel_or_the_internet(
 
         # Exported where the scripts could not be fetched: the page asks the CDNs, which are unreachable, and shows
         # the explorer's first step as plain HTML instead of a blank output.
-        monkeypatch.setenv("TOMLIB_WEBDEPS", str(isolated / "no-webdeps"))
-        page_file.unlink()
+        monkeypatch.setenv("TOMLIB_WEBDEPS", str(tmp_path / "no-webdeps"))
+        (tmp_path / "notebooks").mkdir()
+        page_file = tmp_path / "notebooks" / page_file.name  # a copy: the module's page stays as it was exported
+        shutil.copy(executed / "notebooks" / page_file.with_suffix(".ipynb").name, page_file.with_suffix(".ipynb"))
         export_html(page_file.with_suffix(".ipynb"))
         blocked = []
         browser, page = open_offline(p, chromium, page_file, blocked)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -178,10 +179,16 @@ async def run_programming(
         episodes = await run_jobs(
             jobs, one, parallel=in_flight(parallel, chat.concurrency), desc=desc, unit="episode", progress=progress
         )
-        n_checks = sum(len(r.turns) for e in episodes for r in e.rounds)
-        cbar = tqdm(total=n_checks, desc="running the engineers' code", unit="check", disable=not progress)
-        await asyncio.to_thread(check_episodes, episodes, log=log, progress=lambda _r: cbar.update(1))
-        cbar.close()
+        n_checks = sum(len(r.turns) for e in episodes for r in e.rounds)  # check_episodes reports every turn
+        lock = threading.Lock()  # reports come from the sandbox's threads, and tqdm's count is not atomic
+
+        def checked(_res: object) -> None:
+            with lock:
+                cbar.update(1)
+
+        # in a notebook a bar closed below its total is drawn red: only a failed check run leaves it so
+        with tqdm(total=n_checks, desc="running the engineers' code", unit="check", disable=not progress) as cbar:
+            await asyncio.to_thread(check_episodes, episodes, log=log, progress=checked)
     finally:
         log.close()
     return Runs(model, episodes, log.run_id)

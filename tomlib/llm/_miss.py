@@ -55,6 +55,6 @@ def rerecord_hint(config: ModelConfig) -> str:
         except Exception:  # a broken profile says so when it is used; here it just cannot be suggested
             continue
         if params.get("model") == config.name and params.get("llm_mode") in {"auto", "record"}:
-            return f"`python -m tomlib run --profile {path.stem}` re-records it (llm_mode={params['llm_mode']})"
+            return f"`.venv/bin/tomlib run --profile {path.stem}` re-records it (llm_mode={params['llm_mode']})"
     key = f", with ${config.api_key_env} set" if config.api_key_env else ""
     return f"rerun with the notebook parameter llm_mode='auto' (records only what is missing){key}"

@@ -91,7 +91,7 @@ def _damaged(path: Path, exc: Exception) -> StoreError:
         f"The response store {path} cannot be used ({exc}). It is damaged or not a tomlib store. Move it aside "
         f"(`mv {path} {path}.damaged`): the next run creates a new one and re-imports data/transcripts/. "
         f"Responses recorded only there can often be saved with `sqlite3 {path}.damaged .recover`, then "
-        "exported and imported (`python -m tomlib cache import`)."
+        "exported and imported (`.venv/bin/tomlib cache import`)."
     )
 
 

@@ -24,7 +24,9 @@ def check_episodes(
     limits: Limits = CHECK_LIMITS,
     progress: Callable[[CheckResult], None] | None = None,
 ) -> None:
-    """Fill ``passed``/``status``/``reason`` of every turn and ``answer_passed`` of every round, in place."""
+    """Fill ``passed``/``status``/``reason`` of every turn and ``answer_passed`` of every round, in place.
+    ``progress`` is called once per turn (from this thread or the sandbox's workers), whether its code ran, came from
+    the cache or was missing."""
     jobs: list[tuple[str, str]] = []
     where: list[tuple[int, int, int]] = []
     for e, ep in enumerate(episodes):
@@ -35,6 +37,8 @@ def check_episodes(
                     where.append((e, r, t))
                 else:
                     turn.passed, turn.status, turn.reason = False, "no code", "the reply held no code"
+                    if progress is not None:  # judged without a check: once per turn, so a bar over turns ends full
+                        progress(CheckResult(False, turn.status, turn.reason, 0.0))
     results = (cache or CheckCache()).check_many(jobs, limits=limits, workers=workers, progress=progress)
     for (e, r, t), res in zip(where, results, strict=True):
         turn = episodes[e].rounds[r].turns[t]

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,9 +55,121 @@ def _md_table(df: pd.DataFrame) -> str:
     return "\n".join([head, rule, *body])
 
 
+def _greek(letter: str) -> str:
+    """``α`` → ``alpha``, ``Δ`` → ``Delta``: the TeX command of a Greek letter, from its Unicode name."""
+    name = unicodedata.name(letter).split()[-1]
+    return name.lower() if letter.islower() else name.capitalize()
+
+
+SYMBOLS = {
+    **{_greek(g): g for g in "αβγδεζηθικμνξοπρστυφχψωΓΔΘΞΠΣΦΨΩ"},
+    "lambda": "λ",  # Unicode's name is LAMDA
+    "Lambda": "Λ",
+    **dict.fromkeys(("dots", "ldots", "cdots"), "…"),
+    **dict.fromkeys(("rightarrow", "to", "Rightarrow"), "→"),
+    **dict.fromkeys(("leftarrow", "gets"), "←"),
+    **dict.fromkeys(("leq", "le"), "≤"),
+    **dict.fromkeys(("geq", "ge"), "≥"),
+    **dict.fromkeys(("epsilon", "varepsilon"), "ε"),
+    **dict.fromkeys(("phi", "varphi"), "φ"),
+    **dict.fromkeys(("ne", "neq"), "≠"),
+    **dict.fromkeys((",", ";", ":", "quad", "qquad", " "), " "),
+    "!": "",
+    "times": "×",
+    "cdot": "·",
+    "pm": "±",
+    "approx": "≈",
+    "in": "∈",
+    "infty": "∞",
+    "sum": "∑",
+    "mid": "|",
+    "%": "%",
+    "$": "$",
+    "Delta": "Δ",
+    "Sigma": "Σ",
+    "Omega": "Ω",
+}
+TEXT_COMMANDS = ("text", "textrm", "mathrm", "operatorname", "mathit", "mathbf", "textbf", "mathcal", "mathsf")
+_SUP = str.maketrans("0123456789+-=()kni", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᵏⁿⁱ")
+_SUB = str.maketrans("0123456789+-=()", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎")
+
+
+def _group(tex: str, i: int) -> tuple[str, int]:
+    """The argument at ``tex[i]``: a ``{...}`` group (nested braces kept) or one character; and where it ends."""
+    if i >= len(tex):
+        return "", i
+    if tex[i] != "{":
+        return tex[i], i + 1
+    depth = 0
+    for j in range(i, len(tex)):
+        depth += {"{": 1, "}": -1}.get(tex[j], 0)
+        if depth == 0:
+            return tex[i + 1 : j], j + 1
+    return tex[i + 1 :], len(tex)
+
+
+def _math(tex: str, as_html: bool) -> str:
+    """The simple LaTeX of a caption (symbols, ``\\text``, sub- and superscripts) as Unicode, with variables in
+    italics and scripts as ``<sup>``/``<sub>`` in HTML; plain Unicode otherwise."""
+    out: list[str] = []
+    i = 0
+    while i < len(tex):
+        c = tex[i]
+        if c == "\\":
+            m = re.match(r"[A-Za-z]+|.", tex[i + 1 :])
+            name = m.group(0) if m else ""
+            i += 1 + len(name)
+            if name in TEXT_COMMANDS:
+                arg, i = _group(tex, i)
+                out.append(html.escape(arg, quote=False) if as_html else arg)
+            else:
+                out.append(SYMBOLS.get(name, name))
+        elif c in "^_":
+            arg, i = _group(tex, i + 1)
+            inner = _math(arg, as_html)
+            if as_html:
+                out.append(f"<{'sup' if c == '^' else 'sub'}>{inner}</{'sup' if c == '^' else 'sub'}>")
+            else:
+                table = _SUP if c == "^" else _SUB
+                if all(ord(ch) in table for ch in inner):
+                    out.append(inner.translate(table))
+                else:
+                    out.append(f"{c}{inner}" if len(inner) == 1 else f"{c}({inner})")
+        elif c in "{}":
+            i += 1
+        elif c.isalpha() and as_html:
+            out.append(f"<i>{c}</i>")
+            i += 1
+        else:
+            out.append(html.escape(c, quote=False) if as_html else c)
+            i += 1
+    return re.sub(" {2,}", " ", "".join(out))  # TeX spaces operators itself; a run of spaces is one here
+
+
+_MATH = re.compile(r"(?<!\\)\$(.+?)(?<!\\)\$")
+
+
+def plain_text(text: str) -> str:
+    """Caption text for markdown: ``$...$`` math as Unicode (``$R = 1 \\dots 5$`` → ``R = 1 … 5``)."""
+    return _MATH.sub(lambda m: _math(m.group(1), as_html=False), text)
+
+
 def _inline_html(text: str) -> str:
-    """Markdown prose with `code` spans as HTML."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text, quote=False))
+    """Markdown prose as HTML: `code` spans, [links](to) and ``$...$`` math (as Unicode and sub-/superscripts; the
+    report loads no script, so no MathJax)."""
+    parts = re.split(r"(`[^`]+`|\[[^\]]+\]\([^)\s]+\)|(?<!\\)\$.+?(?<!\\)\$)", text)
+    out = []
+    for part in parts:
+        if part.startswith("`") and part.endswith("`") and len(part) > 1:
+            out.append(f"<code>{html.escape(part[1:-1], quote=False)}</code>")
+        elif re.fullmatch(r"\[[^\]]+\]\([^)\s]+\)", part):
+            label, to = re.fullmatch(r"\[([^\]]+)\]\(([^)\s]+)\)", part).groups()  # type: ignore[union-attr]
+            out.append(f"<a href='{html.escape(to)}'>{_inline_html(label)}</a>")
+        elif _MATH.fullmatch(part):
+            out.append(_math(part[1:-1], as_html=True))
+        else:
+            out.append(html.escape(part, quote=False))
+    return "".join(out)
 
 
 def _html_table(df: pd.DataFrame) -> str:
@@ -255,7 +368,7 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
         )
         hs.append(
             f"<li><a href='notebooks/{page}.html'><code>{name}</code></a>: {html.escape(str(status))}"
-            + (f": {html.escape(str(error))}" if error else "")
+            + (f": {_inline_html(str(error))}" if error else "")
             + (f".{html.escape(kept)}: <a href='notebooks/{name}.html'>html</a>." if kept else "")
             + "</li>"
         )
@@ -266,13 +379,13 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
         md += ["", f"## {title} (`{paper.paper_id}`)", ""]
         hs.append(f"<h2>{html.escape(title)} (<code>{paper.paper_id}</code>)</h2>")
         for t in paper.tables:
-            md += [f"### `{t.name}`", "", f"> {t.caption}", ""]
-            hs += [f"<h3><code>{t.name}</code></h3>", f"<p><i>{html.escape(t.caption)}</i></p>"]
+            md += [f"### `{t.name}`", "", f"> {plain_text(t.caption)}", ""]
+            hs += [f"<h3><code>{t.name}</code></h3>", f"<p><i>{_inline_html(t.caption)}</i></p>"]
             origin, warn = provenance(root, t.name, dict(notebooks))
             md += [f"*{origin}*", ""] + ([f"> **Stale:** {warn}", ""] if warn else [])
-            hs.append(f"<p><i>{html.escape(origin)}</i></p>")
+            hs.append(f"<p><i>{_inline_html(origin)}</i></p>")
             if warn:
-                hs.append(f"<p style='background:#fff3cd;padding:4px'><b>Stale:</b> {html.escape(warn)}</p>")
+                hs.append(f"<p style='background:#fff3cd;padding:4px'><b>Stale:</b> {_inline_html(warn)}</p>")
             links = [f"[CSV](tables/{t.name}.csv)"]
             hlinks = [f"<a href='tables/{t.name}.csv'>CSV</a>"]
             if t.notebook:
@@ -298,18 +411,19 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
                 "changes:"
             )
             md += [why, "", _md_table(readings), ""]
-            hs += [f"<p>{why}</p>", _html_table(readings)]
+            hs += [f"<p>{_inline_html(why)}</p>", _html_table(readings)]
         if paper.simulated:
             why = (
                 "Rows of a simulated model (`sim:<name>`, tomlib.sim: declared competence, for rehearsing the scale "
                 "and checking the metrics). They are not a reproduction and are left out of the tables above:"
             )
             md += [why, "", *[f"- {t}" for t in paper.simulated], ""]
-            hs += [f"<p>{html.escape(why)}</p><ul>", *[f"<li>{html.escape(t)}</li>" for t in paper.simulated], "</ul>"]
+            hs += [f"<p>{_inline_html(why)}</p><ul>", *[f"<li>{_inline_html(t)}</li>" for t in paper.simulated]]
+            hs.append("</ul>")
         if paper.pending:
             why = "Transcribed from the paper, with no notebook of the series reproducing it yet:"
             md += [why, "", *[f"- {p}" for p in paper.pending], ""]
-            hs += [f"<p>{why}</p><ul>", *[f"<li>{html.escape(p.replace('`', ''))}</li>" for p in paper.pending]]
+            hs += [f"<p>{_inline_html(why)}</p><ul>", *[f"<li>{_inline_html(p)}</li>" for p in paper.pending]]
             hs.append("</ul>")
 
     (root / "REPORT.md").write_text(portable(redact_text("\n".join(md) + "\n")))

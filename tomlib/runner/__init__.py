@@ -2,7 +2,7 @@
 
 from tomlib.runner._execute import NotebookResult, find_notebooks, parameters_for, run_notebooks, summarize
 from tomlib.runner._profiles import Profile, available_profiles, load_profile
-from tomlib.runner._sweep import expand_grid, load_grid, sweep
+from tomlib.runner._sweep import expand_grid, load_grid, read_sweep_results, sweep
 
 __all__ = [
     "NotebookResult",
@@ -13,6 +13,7 @@ __all__ = [
     "load_grid",
     "load_profile",
     "parameters_for",
+    "read_sweep_results",
     "run_notebooks",
     "summarize",
     "sweep",

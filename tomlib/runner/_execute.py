@@ -7,6 +7,8 @@ import functools
 import hashlib
 import json
 import os
+import posixpath
+import re
 import shutil
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -31,7 +33,7 @@ from tomlib.runner._cluster import (
 )
 from tomlib.runner._models import check_models
 from tomlib.runner._papermill import environ
-from tomlib.runner._params import check_values
+from tomlib.runner._params import check_values, did_you_mean
 from tomlib.runner._profiles import Profile, load_profile
 from tomlib.runner._progress import Progress
 from tomlib.sandbox import SANDBOX_ENV, sandbox_mode
@@ -70,10 +72,35 @@ def find_notebooks(names: Sequence[str] = (), directory: str | os.PathLike[str] 
         hits = [s for s in series if s.stem == name or s.stem.startswith(f"{name}_") or s.name == name]
         if not hits:
             raise UsageError(
-                f"No notebook '{name}' in {folder}. Available: {', '.join(s.stem for s in series) or '(none)'}."
+                f"No notebook '{name}' in {folder}{_closest_notebook(name, series)}. Available: "
+                f"{', '.join(s.stem for s in series) or '(none)'}."
             )
         picked.extend(hits)
     return picked
+
+
+def _closest_notebook(name: str, series: Sequence[Path]) -> str:
+    """`` (did you mean '01'?)`` for ``1``; else the closest number prefix or stem of the series."""
+    prefixes = [s.stem.split("_", 1)[0] for s in series]
+    padded = str(int(name)).zfill(2) if name.isdigit() else ""
+    if padded in prefixes and padded != name:
+        return f" (did you mean '{padded}'?)"
+    return did_you_mean(name, [*prefixes, *(s.stem for s in series)]) if not name.isdigit() else ""
+
+
+def results_for_run(
+    names: Sequence[str] = (),
+    directory: str | os.PathLike[str] | None = None,
+    results: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Where a run of ``names`` (from ``directory``) writes: ``results`` when given; else, for notebooks of a class
+    folder (``./reproduce.sh lab``'s ``classroom/``), that folder's own results, so class work never touches the
+    researcher's; else ``TOMLIB_RESULTS`` or ``results/``."""
+    from tomlib.classroom import class_results
+
+    if results is None:
+        results = class_results(find_notebooks(names, directory) or ([directory] if directory else []))
+    return results_dir(results)
 
 
 def declared_parameters(notebook: Path) -> dict[str, Any]:
@@ -166,6 +193,28 @@ def inputs_hash(notebook: Path, params: dict[str, Any]) -> str:
 AMD_RENDERER_DIR = "@jupyter-widgets/html-manager/dist"
 
 
+_NAMED_MODULE = re.compile(r'define\("([^"]+)"')
+_FONT_URL = re.compile(r'\.p\+"([\w.-]+\.(?:woff2|woff|ttf|eot|svg))"')
+
+
+@functools.lru_cache(maxsize=4)
+def font_folders(script: str, _mtime_ns: int) -> dict[str, tuple[str, ...]]:
+    """Where the AMD renderer's modules ask for their icon fonts, relative to the page: each named module
+    (``define("@jupyter-widgets/html-manager", ...)``) loads them from its own id's folder (``@jupyter-widgets/``), as
+    require.js resolves a module id against the page, so every such folder needs the font files that module names."""
+    text = Path(script).read_text(encoding="utf-8", errors="replace")
+    starts = [(m.start(), m.group(1)) for m in _NAMED_MODULE.finditer(text)]
+    found: dict[str, set[str]] = {}
+    for (start, module), (end, _) in zip(starts, [*starts[1:], (len(text), "")], strict=True):
+        sub = posixpath.dirname(module)
+        if not sub or sub.startswith("/") or ".." in sub.split("/"):
+            continue  # only folders beside the page
+        fonts = set(_FONT_URL.findall(text, start, end))
+        if fonts:
+            found.setdefault(sub, set()).update(fonts)
+    return {sub: tuple(sorted(fonts)) for sub, fonts in found.items()}
+
+
 MATHJAX = "mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"  # nbconvert's configuration, from beside the page
 
 
@@ -188,6 +237,13 @@ def page_scripts(folder: Path) -> dict[str, str]:
     if not (web / "html-manager" / "dist" / "embed-amd.js").exists() or not require.exists():
         return settings
     renderer = copy_renderer(folder, "embed-amd.js", AMD_RENDERER_DIR)
+    dist = web / "html-manager" / "dist"
+    for sub, fonts in font_folders(str(dist / "embed-amd.js"), (dist / "embed-amd.js").stat().st_mtime_ns).items():
+        for font in fonts:
+            target = folder / sub / font
+            if (dist / font).exists() and not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(dist / font, target)
     if not (folder / AMD_RENDERER_DIR / "require.js").exists():
         shutil.copyfile(require, folder / AMD_RENDERER_DIR / "require.js")
     return {**settings, "require_js_url": f"{AMD_RENDERER_DIR}/require.js", "widget_renderer_url": renderer}
@@ -280,7 +336,8 @@ def run_notebooks(
     spend_to_budget: bool = False,
     dashboard: bool | None = None,
 ) -> list[NotebookResult]:
-    """Execute the series (or ``names``) under a profile; keeps going past failures.
+    """Execute the series (or ``names``) under a profile; keeps going past failures. Without ``results``, notebooks
+    of a class folder (``directory`` = ``classroom/``) write into its own results folder (:func:`results_for_run`).
 
     ``overrides`` (``-p NAME VALUE``) go to every chosen notebook that declares them, over the profile's values;
     a name no chosen notebook declares is an error.
@@ -299,7 +356,7 @@ def run_notebooks(
     """
     prof = profile if isinstance(profile, Profile) else load_profile(profile)
     budget = budget or prof.budget
-    res = results_dir(results)
+    res = results_for_run(names, directory, results)
     out_dir = res / "notebooks"
     check_writable(out_dir)
     remove_stale_attempts(res)  # half-executed notebooks of an interrupted run: nothing can finish them now

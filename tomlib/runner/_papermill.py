@@ -26,6 +26,13 @@ def describe_failure(exc: BaseException) -> str:
 
 CellHook = Callable[[int, int, str], None]  # (cell index, cell count, the cell's first line)
 _ENGINE = "tomlib"
+_QUIET_SHUTDOWN = (
+    '__import__("logging").getLogger("IPKernelApp").addFilter('
+    'lambda r: not r.getMessage().startswith("KeyboardInterrupt caught in kernel"))'
+)
+"""Run in every kernel at start-up. jupyter_client sends SIGINT before it asks a kernel to shut down; when that lands
+while the kernel is still answering a message (not running a cell), ipykernel logs an ERROR that means nothing about
+the run, and a run that succeeded printed it. An interrupt during a cell still fails that cell as before."""
 
 
 @functools.cache
@@ -81,7 +88,7 @@ def execute_one(
             on_cell=on_cell,
             # the kernel's own start-up warnings (plain-TCP transport on loopback) would interleave with the
             # progress bars of every run; its errors still show
-            extra_arguments=["--log-level=ERROR"],
+            extra_arguments=["--log-level=ERROR", f"--IPKernelApp.exec_lines={_QUIET_SHUTDOWN}"],
         )
     except Exception as exc:  # a failing notebook must not stop the series
         return "failed", time.perf_counter() - t0, describe_failure(exc)

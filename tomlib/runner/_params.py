@@ -1,11 +1,15 @@
 """Notebook parameters from the command line (``-p NAME VALUE``, ``-y YAML``), checked against the parameters
-cell before any notebook starts: an undeclared name or a value of the wrong type is an error naming the fix."""
+cell before any notebook starts: an undeclared name, a value of the wrong type or a value outside the choices tomlib
+defines for that parameter (:data:`CHOICES`) is an error naming the fix."""
 
 from __future__ import annotations
 
+import ast
 import difflib
-from collections.abc import Iterable, Sequence
-from typing import Any
+import functools
+import importlib
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, get_args
 
 import yaml
 
@@ -47,26 +51,108 @@ def _scalar(text: str) -> Any:
     return text
 
 
+def closest(name: str, choices: Iterable[str]) -> str | None:
+    """The closest of ``choices`` to ``name``, or None when none is close."""
+    close = difflib.get_close_matches(name, list(choices), n=1)
+    return close[0] if close else None
+
+
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` with the closest of ``choices``, or "" when none is close."""
-    close = difflib.get_close_matches(name, list(choices), n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+    close = closest(name, choices)
+    return f" (did you mean '{close}'?)" if close else ""
+
+
+def _attribute(module: str, name: str) -> Callable[[], Iterable[Any]]:
+    return lambda: getattr(importlib.import_module(module), name)
+
+
+def _city_dynamics() -> Iterable[Any]:
+    from tomlib.envs.city import CityParams
+
+    return get_args(CityParams.model_fields["dynamics"].annotation)
+
+
+# Parameters whose value is one of a set tomlib defines, read from where the library checks it (so the lists are
+# never copied here): name -> (the allowed values, whether the value is a comma-separated list of them, whether ""
+# is allowed: the notebook's default rule). Loaded only when a value differs from the notebook's default.
+CHOICES: dict[str, tuple[Callable[[], Iterable[Any]], bool, bool]] = {
+    "llm_mode": (_attribute("tomlib.llm", "MODES"), False, False),
+    "tom_order": (_attribute("tomlib.quickstart", "_ORDER_HINT"), False, False),
+    "tie_break": (_attribute("tomlib.tom", "TIE_BREAKS"), False, False),
+    "pbt": (_attribute("tomlib.experiments.adaptive_tom", "PBT_CHOICES"), False, False),
+    "tasks": (_attribute("tomlib.experiments.adaptive_tom", "TASKS"), True, False),
+    "llm_tasks": (_attribute("tomlib.experiments.adaptive_tom", "TASKS"), True, False),
+    "llm_agents": (_attribute("tomlib.experiments.adaptive_tom", "AGENT_NAMES"), True, False),
+    "configs": (_attribute("tomlib.agents.bdi", "CONFIGS"), True, False),
+    "dynamics": (_city_dynamics, False, False),
+    "verification": (_attribute("tomlib.agents.bdi", "VERIFICATIONS"), False, False),
+    "observation": (_attribute("tomlib.agents.bdi", "OBSERVATIONS"), False, False),
+    "pm_history": (_attribute("tomlib.programming", "PM_HISTORIES"), False, False),
+    "selection": (_attribute("tomlib.coalition", "SELECTIONS"), False, True),
+    "zero_credit": (_attribute("tomlib.experiments.coalition_reasoning", "ZERO_CREDIT"), False, False),
+}
+
+
+@functools.cache
+def allowed_values(name: str) -> tuple[Any, ...]:
+    """The values tomlib accepts for the enumerated parameter ``name`` (empty for any other parameter)."""
+    entry = CHOICES.get(name)
+    return tuple(entry[0]()) if entry else ()
+
+
+def _default(info: dict[str, Any]) -> Any:
+    try:
+        return ast.literal_eval(str(info.get("default")))
+    except (ValueError, SyntaxError):
+        return None
+
+
+def _outside_choices(name: str, value: Any, info: dict[str, Any]) -> str | None:
+    """Why ``value`` is not a value tomlib accepts for ``name``, with the closest one; None when it is."""
+    if name not in CHOICES or value is None or value == _default(info):
+        return None
+    _, is_list, empty_ok = CHOICES[name]
+    known = allowed_values(name)
+    if is_list and not isinstance(value, str):
+        return None  # the type check names it
+    if empty_ok and value == "":
+        return None
+    items = [v.strip() for v in value.split(",") if v.strip()] if is_list else [value]
+    names = ", ".join(str(k) for k in known)
+    if not items:
+        return f"'{name}' names none of {names}"
+    wrong = [v for v in items if v not in known]
+    if not wrong:
+        return None
+    first = wrong[0]
+    hint = did_you_mean(str(first), [str(k) for k in known])
+    if is_list:
+        return f"'{name}' has {', '.join(repr(w) for w in wrong)}{hint}, which is not one of {names}"
+    also = " or empty (the notebook's default rule)" if empty_ok else ""
+    return f"'{name}' must be one of {names}{also}, got {first!r}{hint}"
 
 
 def check_values(notebook: str, declared: dict[str, dict[str, Any]], params: dict[str, Any], where: str) -> None:
-    """Raise :class:`UsageError` for names ``notebook`` does not declare (with the closest declared name) and for
-    values whose type differs from the parameters cell's type hint (``episodes: int = 30``)."""
-    problems = []
+    """Raise :class:`UsageError` for names ``notebook`` does not declare (with the closest declared name), for
+    values whose type differs from the parameters cell's type hint (``episodes: int = 30``), and for values outside
+    the choices tomlib defines for an enumerated parameter (:data:`CHOICES`; with the closest choice)."""
+    problems, undeclared = [], False
     for name, value in params.items():
         info = declared.get(name)
         if info is None:
             problems.append(f"'{name}' is not a parameter of {notebook}{did_you_mean(name, declared)}")
+            undeclared = True
             continue
         kind = info.get("inferred_type_name", "None")
         ok = _TYPES.get(kind)
-        if ok is None or value is None:
-            continue
-        if not isinstance(value, ok) or (kind in ("int", "float") and isinstance(value, bool)):
+        wrong_type = not isinstance(value, ok or object) or (kind in ("int", "float") and isinstance(value, bool))
+        if ok is not None and value is not None and wrong_type:
             problems.append(f"'{name}' must be {kind} (default {info.get('default')}), got {value!r}")
+            continue
+        outside = _outside_choices(name, value, info)
+        if outside:
+            problems.append(outside)
     if problems:
-        raise UsageError(f"{where}: " + "; ".join(problems) + f". {notebook} declares: {', '.join(sorted(declared))}.")
+        listed = f" {notebook} declares: {', '.join(sorted(declared))}." if undeclared else ""
+        raise UsageError(f"{where}: " + "; ".join(problems) + "." + listed)

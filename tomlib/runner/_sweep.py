@@ -7,13 +7,13 @@ import hashlib
 import itertools
 import json
 import os
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from tomlib.errors import ConfigFileError, UsageError, load_yaml
 from tomlib.llm import Budget
-from tomlib.paths import results_dir
 from tomlib.redact import redact_text
 from tomlib.runner._execute import (
     budget_env,
@@ -22,9 +22,10 @@ from tomlib.runner._execute import (
     find_notebooks,
     inputs_hash,
     parameters_for,
+    results_for_run,
     sandbox_env,
 )
-from tomlib.runner._params import check_values
+from tomlib.runner._params import check_values, closest
 from tomlib.runner._profiles import Profile, load_profile
 from tomlib.runner._progress import Progress
 from tomlib.trace._runs import remove_stale_attempts
@@ -69,9 +70,45 @@ def expand_grid(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(grid[n] for n in names))]
 
 
-def run_id_for(stem: str, params: dict[str, Any]) -> str:
-    digest = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:10]
-    return f"{stem}-{digest}"
+READABLE_MAX = 60  # characters of a run id that spell out its grid values; the hash keeps ids unique
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=,+-]+")
+
+
+def _digest(params: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
+def readable(point: dict[str, Any]) -> str:
+    """A grid point as a folder-name fragment: ``tom_order=1,seed=13``, with anything but letters, digits and
+    ``._=,+-`` replaced by ``_`` and cut at :data:`READABLE_MAX` characters."""
+    text = ",".join(f"{k}={'' if v is None else v}" for k, v in point.items())
+    return _UNSAFE.sub("_", text)[:READABLE_MAX].strip("_.")
+
+
+def run_id_for(stem: str, params: dict[str, Any], point: dict[str, Any] | None = None) -> str:
+    """``<stem>-<grid values>-<hash of every parameter>``: readable, unique, and safe as a file name."""
+    label = readable(point if point is not None else params)
+    return f"{stem}-{label}-{_digest(params)}" if label else f"{stem}-{_digest(params)}"
+
+
+def legacy_run_id(stem: str, params: dict[str, Any]) -> str:
+    """The id sweeps gave a run before ids spelled out the grid values (the hash alone)."""
+    return f"{stem}-{_digest(params)}"
+
+
+def read_sweep_results(path: str | os.PathLike[str]) -> Any:
+    """A sweep's ``results.csv`` (or its folder) as a DataFrame in which a parameter that was the empty string
+    (``model: ""``) reads back as ``""``, not NaN (plain ``pd.read_csv`` cannot tell the two apart); the tables' own
+    columns read as pandas reads any CSV."""
+    import pandas as pd
+
+    where = Path(path)
+    where = where / "results.csv" if where.is_dir() else where
+    frame = pd.read_csv(where)
+    params = [c for c in frame.columns if str(c).startswith("params.")]
+    if params:
+        frame[params] = pd.read_csv(where, usecols=params, keep_default_na=False)[params]
+    return frame
 
 
 def _read_index(path: Path) -> dict[str, dict[str, str]]:
@@ -156,7 +193,9 @@ def sweep(
     send results and recorded responses back through the scheduler even when they share this filesystem (workers
     that do not share it always do). ``sandbox`` (else the profile's) is how generated code runs.
     ``spend_to_budget`` starts runs whose estimate exceeds what is left of the budget (else refused unspent).
-    ``dashboard`` (else the profile's) serves the local cluster's dashboard on 127.0.0.1.
+    ``dashboard`` (else the profile's) serves the local cluster's dashboard on 127.0.0.1. Run folders are named
+    ``<stem>-<grid values>-<hash>`` (:func:`run_id_for`); a sweep made when they were ``<stem>-<hash>`` resumes under
+    its old names. A notebook of a class folder sweeps into the class's results (:func:`results_for_run`).
     """
     from tomlib.runner._cluster import (
         NotebookTask,
@@ -174,12 +213,17 @@ def sweep(
     declared = declared_parameters(nb)
     unknown = sorted((set(grid) | set(fixed)) - set(declared))
     if unknown:
-        raise UsageError(f"Grid {grid_path} sets {unknown}, which {nb.stem} does not declare: {sorted(declared)}.")
+        close = [f"'{c}' for '{u}'" for u in unknown if (c := closest(u, declared))]
+        hint = f" (did you mean {'; '.join(close)}?)" if close else ""
+        raise UsageError(
+            f"Grid {grid_path} sets {unknown}, which {nb.stem} does not declare{hint}. It declares: {sorted(declared)}."
+        )
     for point in expand_grid(grid):
         check_values(nb.stem, declared, {**fixed, **point}, f"Grid {grid_path}")
-    sweep_dir = results_dir(results) / "sweeps" / (name or f"{nb.stem}-{Path(grid_path).stem}")
+    res = results_for_run([str(nb)], None, results)  # a class folder's notebook: the class's results
+    sweep_dir = res / "sweeps" / (name or f"{nb.stem}-{Path(grid_path).stem}")
     check_writable(sweep_dir)
-    remove_stale_attempts(results)  # half-executed notebooks of an interrupted run or sweep
+    remove_stale_attempts(res)  # half-executed notebooks of an interrupted run or sweep
     index_path = sweep_dir / "index.csv"
     rows: dict[str, dict[str, Any]] = dict(_read_index(index_path))
     param_names = list(grid)
@@ -187,7 +231,10 @@ def sweep(
     todo, stale = [], 0
     for point in expand_grid(grid):
         params = {**fixed, **point}
-        rid = run_id_for(nb.stem, params)
+        rid = run_id_for(nb.stem, params, point)
+        old_id = legacy_run_id(nb.stem, params)
+        if rid not in rows and old_id in rows:  # a sweep made before ids were readable: resume its runs in place
+            rid = old_id
         run_results = sweep_dir / rid
         run_params = {**parameters_for(prof, nb, run_results), **params}
         digest = inputs_hash(nb, run_params)

@@ -73,6 +73,10 @@ class CheckCache:
                     known[key] = CheckResult(**json.loads(result))
         todo = [i for i, k in enumerate(keys) if k not in known]
         self.hits += len(jobs) - len(todo)
+        if progress is not None:  # an answered item is done too: a bar over every item must reach its total
+            for k in keys:
+                if k in known:
+                    progress(known[k])
         fresh = check_many([jobs[i] for i in todo], limits=lim, workers=workers, progress=progress)
         with self._db() as db:
             for i, res in zip(todo, fresh, strict=True):

@@ -46,7 +46,7 @@ def damaged_log(path: Path, exc: BaseException) -> DamagedLog:
     """The error for a run log that cannot be read past some point: names the file and the fix."""
     return DamagedLog(
         f"The run log {path} is damaged ({type(exc).__name__}: {exc}), so what follows that point cannot be read. "
-        f"If nothing needs that run, remove its folder {path.parent} (`python -m tomlib runs prune` removes it "
+        f"If nothing needs that run, remove its folder {path.parent} (`.venv/bin/tomlib runs prune` removes it "
         "once no executed notebook uses it); else rerun the notebook that wrote it."
     )
 

@@ -13,11 +13,12 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from tomlib.paths import results_dir
-from tomlib.trace._index import INDEX_NAME, LOG_NAME, compress_log, log_in, parse_line
+from tomlib.trace._index import INDEX_NAME, LOG_NAME, STREAM_ERRORS, compress_log, log_in, open_log, parse_line
 
 ATTEMPT = re.compile(r"\..+\.attempt-(\d+)\.ipynb")  # a notebook being executed by worker PID (runner/_cluster.py)
 
@@ -56,6 +57,26 @@ def list_runs(results: str | os.PathLike[str] | None = None) -> list[RunInfo]:
                 pass
         out.append(RunInfo(folder.name, experiment, log.stat().st_mtime, size, events, episodes, folder))
     return sorted(out, key=lambda r: r.modified)
+
+
+def run_facts(run: RunInfo) -> tuple[dict[str, Any], list[str]]:
+    """A run's ``run_start`` payload (its source, model, episodes... as the experiment gave them) and its conditions,
+    from its saved index; a run without one (live or killed) gives its first line's payload and no conditions."""
+    try:
+        doc = orjson.loads((run.path / INDEX_NAME).read_bytes())
+        return dict(doc.get("run_start") or {}), list(dict.fromkeys(str(e[0]) for e in doc.get("episodes", [])))
+    except (OSError, orjson.JSONDecodeError, ValueError, TypeError, IndexError, KeyError):
+        pass
+    log = log_in(run.path)
+    first: dict[str, Any] = {}
+    if log is not None:
+        try:
+            with open_log(log) as fh:
+                first = parse_line(fh.readline()) or {}
+        except STREAM_ERRORS:
+            pass
+    start = first.get("payload") if first.get("kind") == "run_start" else None
+    return (dict(start) if isinstance(start, dict) else {}), []
 
 
 def _run_time(run: RunInfo) -> float:

@@ -371,7 +371,7 @@ class ExplorerBox(W.VBox):
         body = pane.shown if pane is not None else self.explorer.status.value
         return (
             f"<div class='{FALLBACK}'><p style='color:#777'>The interactive explorer could not be drawn here (its "
-            "widget scripts did not load), so this is its first step as plain HTML. <code>python -m tomlib view "
+            "widget scripts did not load), so this is its first step as plain HTML. <code>.venv/bin/tomlib view "
             f"{html.escape(str(self.explorer.run.value))}</code> writes a self-contained page of the whole run."
             f"</p><p><b>{html.escape(where)}</b></p>{body}</div>"
         )

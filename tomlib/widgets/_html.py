@@ -100,6 +100,8 @@ def agent_card(a: AgentStep, view: StepView) -> str:
         )
     if a.weights:
         parts.append(expert_weights_svg(view.weights_series.get(a.agent, []), view.step, a.weights))
+    if a.expert_update:
+        parts.append(expert_update(a.expert_update, (a.weights or {}).get("orders", [])))
     for b in a.bdi:
         parts.append(bdi_sections(b))
     for v in a.verifications:
@@ -219,6 +221,18 @@ def expert_weights_svg(series: list[dict[str, Any]], step: int, current: dict[st
         f"<div><b>expert weights</b> ({escape(str(current.get('algorithm')))}; chose ToM-{current.get('chosen_order')};"
         f" {escape(probs)})</div><div>the experts predict the partner: {escape(said)}</div>"
         f"<svg width='{w + 30}' height='{h}'>{axes}{''.join(lines)}{mark}</svg>"
+    )
+
+
+def expert_update(p: dict[str, Any], orders: list[Any]) -> str:
+    """A-ToM's update after the partner's move: a loss to every expert that predicted it wrong (Algorithm 1/2)."""
+    losses = p.get("losses") or []
+    names = [f"ToM-{o}" for o in orders] if len(orders) == len(losses) else [f"expert {i}" for i in range(len(losses))]
+    said = ", ".join(f"{n} {v:g}" for n, v in zip(names, losses, strict=True))
+    probs = ", ".join(f"{n} {v:.2f}" for n, v in zip(names, p.get("probabilities") or [], strict=False))
+    return (
+        f"<div>after the partner played <b>{escape(str(p.get('partner_action')))}</b>: experts' losses so far "
+        f"{escape(said)}; next probabilities {escape(probs)}</div>"
     )
 
 

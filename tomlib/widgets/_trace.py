@@ -72,6 +72,7 @@ class AgentStep:
     code: str | None = None  # iterative programming: the engineer's code
     tests: dict[str, Any] | None = None  # ... and its test outcome
     alignment: dict[str, Any] | None = None  # the PM's self-evaluation (Appendix A scores, φ, ε, FTM)
+    expert_update: dict[str, Any] | None = None  # A-ToM after the partner moved: each expert's loss so far
     rated: dict[str, float] | None = None  # DyLAN: its normalised ratings of the replies it was shown
     feedback: str = ""  # DyLAN coders: the Reflector's line on this agent's code
 
@@ -403,8 +404,10 @@ def _agent_step(ev: pd.DataFrame, agent: str, actions: dict[str, str], kind: str
                 view.attempts.append({"problem": p["problem"]})
         elif k == "verification" and "status" in p:  # the engineer's code against the tests
             view.tests = p
-        elif k == "alignment":
+        elif k == "alignment" and "scores" in p:  # a believer's Appendix A scores of its teammates (coalition)
             view.alignment = p
+        elif k == "alignment":  # A-ToM's update once the partner moved (Algorithm 1 l. 13-17): not a coalition's
+            view.expert_update = p
         elif k == "belief" and "order" in p:  # an LLM ToM level
             view.levels.append(
                 Level(

@@ -1,0 +1,67 @@
+"""What a notebook run prints: a run that succeeded shows no ERROR from its kernel's shutdown (issue 31, item 4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tomlib.runner._papermill import execute_one
+
+
+def test_the_kernels_shutdown_interrupt_prints_no_error_and_real_errors_still_show(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # jupyter_client interrupts a kernel before shutting it down; if the interrupt lands while the kernel answers a
+    # message, ipykernel logs "KeyboardInterrupt caught in kernel." at ERROR. Here the kernel logs both lines itself.
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}})
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            'import logging\nlog = logging.getLogger("IPKernelApp")\n'
+            'log.error("KeyboardInterrupt caught in kernel.")\nlog.error("an error the reader must see")\nx = 1'
+        )
+    ]
+    nbformat.write(nb, tmp_path / "in.ipynb")
+    status, _, error = execute_one(tmp_path / "in.ipynb", tmp_path / "out.ipynb", {})
+    assert status == "ok", error
+    err = capfd.readouterr().err
+    assert "an error the reader must see" in err
+    assert "KeyboardInterrupt" not in err, err
+    out = nbformat.read(tmp_path / "out.ipynb", as_version=4)
+    assert out.cells[0].execution_count == 1  # the start-up line is not one of the notebook's executions
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_run_that_succeeds_prints_no_error_and_no_traceback(tmp_path: Path) -> None:
+    # the whole command, as a user runs it, with a shared temp folder where another run left dask's scratch space
+    # (whose locks a worker once tried to purge, printing ~20 ERROR lines on runs that succeeded)
+    import os
+    import subprocess
+    import sys
+
+    shared = tmp_path / "shared-tmp"
+    (shared / "dask-scratch-space" / "worker-left-behind").mkdir(parents=True)
+    (shared / "dask-scratch-space" / "worker-left-behind.dirlock").write_text("")
+    shared.chmod(0o1777)
+    env = {
+        **os.environ,
+        "TMPDIR": str(shared),
+        "TOMLIB_TRANSCRIPTS": str(ROOT / "data" / "transcripts"),
+        "TOMLIB_RESULTS": str(tmp_path / "results"),
+    }
+    env.pop("XDG_RUNTIME_DIR", None)
+    out = subprocess.run(
+        [sys.executable, "-m", "tomlib", "run", "00", "--force", "--no-html"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    said = out.stdout + out.stderr
+    assert out.returncode == 0, said
+    assert "00_quickstart ok" in said, said
+    assert "ERROR" not in said and "Traceback" not in said, said
