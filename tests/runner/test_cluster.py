@@ -233,7 +233,7 @@ def http_answer(host: str, port: int) -> bytes:
 
 
 INTRUDER = """
-import sys
+import os, sys
 from distributed import Client
 from distributed.security import Security
 address = sys.argv[1]
@@ -242,10 +242,11 @@ for where in (address, address.replace("tls://", "tcp://")):
         try:
             client = Client(where, timeout=5, security=security)
         except Exception:
-            print("refused")
+            print("refused", flush=True)
         else:
-            print("ran", client.submit(int, 42).result())
+            print("ran", client.submit(int, 42).result(), flush=True)
             client.close()
+os._exit(0)  # what is left of the refused clients' loops must not hold the exit (it once took past 120 s on CI)
 """
 
 
@@ -260,19 +261,30 @@ def test_the_local_cluster_runs_only_the_sweeps_own_code() -> None:
 
     from tomlib.runner._cluster import open_client
 
+    def listening() -> set:
+        """What this process and its children listen on (earlier tests may have left servers of their own)."""
+        me = psutil.Process()
+        pids = {me.pid, *(c.pid for c in me.children(recursive=True))}
+        conns = psutil.net_connections(kind="inet")
+        return {c.laddr for c in conns if c.status == psutil.CONN_LISTEN and c.pid in pids}
+
+    before = listening()
     with open_client(jobs=1) as client:
         address = client.scheduler.address
         assert address.startswith("tls://127.0.0.1:")
         assert client.submit(int, 41).result() == 41  # the sweep's own client works
-        out = subprocess.run([sys.executable, "-c", INTRUDER, address], capture_output=True, text=True, timeout=120)
-        assert out.stdout.split() == ["refused"] * 4, out.stdout + out.stderr[-2000:]
-        me = psutil.Process()
-        pids = {me.pid, *(c.pid for c in me.children(recursive=True))}
-        listening = [
-            c.laddr for c in psutil.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN and c.pid in pids
-        ]
-        assert listening and all(addr.ip == "127.0.0.1" for addr in listening), listening
-        answers = {addr.port: http_answer(addr.ip, addr.port) for addr in listening}
+        intruder = subprocess.Popen(
+            [sys.executable, "-c", INTRUDER, address], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            said, err = intruder.communicate(timeout=180)
+        except subprocess.TimeoutExpired:
+            intruder.kill()
+            said, err = intruder.communicate()
+        assert said.split() == ["refused"] * 4, said + err[-2000:]
+        cluster = listening() - before  # the cluster's own sockets
+        assert cluster and all(addr.ip == "127.0.0.1" for addr in cluster), cluster
+        answers = {addr.port: http_answer(addr.ip, addr.port) for addr in cluster}
         assert not {port: first for port, first in answers.items() if first.startswith(b"HTTP/")}, answers
         assert not client.dashboard_link
 
