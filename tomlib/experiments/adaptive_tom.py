@@ -29,6 +29,7 @@ from tomlib.envs import Game, NoExactModel, load_game
 from tomlib.experiments._checks import check_models, check_names, check_whole
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import in_flight, run_jobs
+from tomlib.experiments._units import write_episode_units
 from tomlib.llm import ChatModel, source_of
 from tomlib.report import attach_paper_values, paper_table
 from tomlib.trace import RunLog
@@ -341,7 +342,7 @@ async def _run_table(
                 return _missing_rows(base, metric, setup.source, str(exc)), []
             scores = [r.score for r in played]
             return _cell_rows(base, metric, scores, setup.source), [
-                {**base, "episode": i, "score": r.score, "steps": r.steps, "source": setup.source}
+                {**base, "episode": i, "score": r.score, "steps": r.steps, "metric": metric, "source": setup.source}
                 for i, r in enumerate(played)
             ]
 
@@ -354,6 +355,7 @@ async def _run_table(
         bar.close()
         log.close()
     table = attach_paper_values(pd.DataFrame(rows))
+    write_episode_units(per_episode, results)
     return Reproduction(table=table, episodes=pd.DataFrame(per_episode), run_id=log.run_id)
 
 
@@ -856,7 +858,18 @@ async def table3(
             scores[a] += [r.score for r in got]
             scores[b] += [r.score for r in got]
             per_episode += [
-                {"player1": a, "player2": b, "episode": i, "score": r.score, "steps": r.steps, "source": setup.source}
+                {
+                    "paper_id": PAPER_ID,
+                    "table_id": "table3",
+                    "player1": a,
+                    "player2": b,
+                    "task": "overcooked",
+                    "episode": i,
+                    "score": r.score,
+                    "steps": r.steps,
+                    "metric": "time",
+                    "source": setup.source,
+                }
                 for i, r in enumerate(got)
             ]
     finally:
@@ -875,6 +888,7 @@ async def table3(
             cell = _cell_rows(base, "time", scores[a], setup.source)
             rows += [{**r, "note": STAND_IN_NOTE} for r in cell] if a == "PBT" else cell
     table = attach_paper_values(pd.DataFrame(rows))
+    write_episode_units(per_episode, results)
     return Reproduction(table=table, episodes=pd.DataFrame(per_episode), run_id=log.run_id)
 
 

@@ -5,6 +5,10 @@ side is the tested one (No-ToM: one set of debates gives both sides' rates), the
 cooperation rate of the matched ToM-1/ToM-2 pair at rounds 1 and 5. Our protocol (one verdict per round) is the
 ICLR draft's granularity (11 debates × 5 rounds = 55 verdicts), so rows carry ``draft = iclr`` for the paper value;
 the NeurIPS draft's values (affirmative only, another model) are shown beside them in the notebook.
+
+:func:`table4` also writes its units (``results/units/coalition.table4.csv``): per debate, round and counted side,
+``win`` and ``draw`` (0/1), and for the settings with a tested side ``tom_pair_speaks`` (0/1; ToM without matching
+gives its chance level). ``debate`` names one debate (its configuration and seed): its rounds share a cluster.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tomlib.claims import write_units
 from tomlib.coalition import DEFAULT_SELECTION, check_selection
 from tomlib.debate import Debate, DebateConfig, cooperation_rate, debater_names, run_debate, win_rates
 from tomlib.experiments._checks import check_counts, check_models
@@ -99,6 +104,7 @@ class DebateRuns:
     debates: list[Debate]
     run_id: str
     selection: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_SELECTION))
+    results: str | None = None  # where the run was logged: table4 writes its units there
 
 
 async def run_debates(
@@ -141,7 +147,7 @@ async def run_debates(
         )
     finally:
         log.close()
-    return DebateRuns(model, judge or model, list(got), log.run_id, rules)
+    return DebateRuns(model, judge or model, list(got), log.run_id, rules, results)
 
 
 def table4(runs: DebateRuns) -> pd.DataFrame:
@@ -186,7 +192,45 @@ def table4(runs: DebateRuns) -> pd.DataFrame:
     df.insert(0, "table_id", "table4")
     df.insert(0, "paper_id", PAPER_ID)
     df["source"] = source_of(runs.model)
+    units = debate_units(runs)
+    if len(units):
+        write_units(units, runs.results)
     return attach_paper_values(df.assign(paper_value=np.nan))
+
+
+def debate_units(runs: DebateRuns) -> pd.DataFrame:
+    """Table 4's units, long-form: one row per debate, round, counted side and metric. ``win`` is 1 when the round's
+    verdict goes to that side (a missing verdict counts as no win, as in :func:`win_rates`), ``draw`` when it is a
+    draw; No-ToM debates count both sides, the others their tested side. ``tom_pair_speaks`` is 1 when the tested
+    side's speakers are its ToM-1 and ToM-2 debaters. Conditions as in :func:`table4`, plus the readings: the
+    matching's selection rule and ε."""
+    rows = []
+    for d in runs.debates:
+        cfg = d.config
+        draft = cfg.mechanism if cfg.setting == "tom_matching" else "iclr"
+        sides = SIDES if cfg.setting == "no_tom" else (cfg.tested_side,)
+        base = {
+            "draft": draft,
+            "setting": PAPER_SETTING[cfg.setting],
+            "judge": runs.judge,
+            "selection": runs.selection.get(draft, "") if cfg.setting == "tom_matching" else "",
+            "epsilon": cfg.epsilon if cfg.setting == "tom_matching" else "",
+            "debate": f"{cfg.label}#{d.seed}",
+            "seed": d.seed,
+        }
+        for rnd in d.rounds:
+            for side in sides:
+                unit = {**base, "side": side, "round": rnd.round}
+                rows.append({**unit, "metric": "win", "value": int(rnd.verdict == side)})
+                rows.append({**unit, "metric": "draw", "value": int(rnd.verdict == "draw")})
+                if cfg.setting != "no_tom":
+                    rows.append({**unit, "metric": "tom_pair_speaks", "value": int(d.tom_pair_speaks(rnd.round))})
+    cols = ["draft", "setting", "side", "judge", "selection", "epsilon", "debate", "seed", "round", "metric", "value"]
+    f = pd.DataFrame(rows, columns=cols)
+    f.insert(0, "table_id", "table4")
+    f.insert(0, "paper_id", PAPER_ID)
+    f["source"] = source_of(runs.model)
+    return f
 
 
 def compare_drafts(table: pd.DataFrame) -> pd.DataFrame:

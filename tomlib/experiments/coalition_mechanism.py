@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tomlib.claims import write_units
 from tomlib.coalition import (
     Algorithm1Run,
     AlignmentInstance,
@@ -265,10 +266,15 @@ CLAIMS = {
 }
 
 
-def appendix_g(trials: int = 100, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Appendix G on random instances: (results-contract table, per-instance frame)."""
+def appendix_g(trials: int = 100, seed: int = 0, results: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Appendix G on random instances: (results-contract table, per-instance frame). The instances are also written
+    as units (``results/units/coalition.appendix_g.csv``): ``converged``, ``stable_exists`` and ``no_cycle`` (no
+    structure repeated along the dynamics), 0/1 per instance, under tomlib's stability reading (``everyone_in``
+    False: agents may stay outside every coalition) and ε = 0.25."""
     checks = check_appendix_g(trials=trials, seed=seed)
     per = pd.DataFrame([c.row() for c in checks])
+    per["no_cycle"] = per["cycle_length"].isna()
+    _appendix_g_units(per, seed, results)
     rows = []
     for (n, m), part in per.groupby(["n", "min_size"]):
         stats = {
@@ -291,6 +297,17 @@ def appendix_g(trials: int = 100, seed: int = 0) -> tuple[pd.DataFrame, pd.DataF
                 }
             )
     return pd.DataFrame(rows), per
+
+
+def _appendix_g_units(per: pd.DataFrame, seed: int, results: str | None) -> None:
+    if per.empty:
+        return
+    keys = ["n", "min_size", "trial"]
+    long = per.melt(id_vars=keys, value_vars=["converged", "stable_exists", "no_cycle"], var_name="metric")
+    long["value"] = long["value"].astype(bool).astype(int)
+    long = long.assign(paper_id=PAPER_ID, table_id="appendix_g", everyone_in=False, epsilon=0.25, seed=seed)
+    cols = ["paper_id", "table_id", "everyone_in", "epsilon", *keys, "seed", "metric", "value"]
+    write_units(long[cols].assign(source="formal"), results)
 
 
 SCENARIOS = {

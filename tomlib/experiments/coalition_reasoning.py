@@ -12,6 +12,11 @@ Accuracy is the share of questions whose team answer is the key, with a 95% Wils
 Score of a role is its per-question score (summing to 1 over roles when the question earned credit) averaged over
 the questions. The paper does not say how a question that earned nobody credit (no final answer) enters that mean;
 ``zero_credit`` names the reading (:data:`ZERO_CREDIT`).
+
+Each table function also writes its units (``results/units/coalition.<table_id>.csv``), one row per method,
+question (``qid``), seed and metric: ``correct`` (0/1) per question; Tables 7 and 8 add ``importance`` per role under
+both zero-credit readings (column ``zero_credit``: a question without credit has rows only under ``as-zero``), with
+the methods named as the aggregated tables name them (``dylan``, ``dylan_w_2tom``) and Table 8's subject in ``task``.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from tomlib.experiments._checks import check_counts, check_models
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import in_flight, run_jobs
 from tomlib.experiments._selection import random_instances, recorded_instances, selection_shares
-from tomlib.experiments.coalition_programming import model_label, pass_at_1
+from tomlib.experiments.coalition_programming import long_units, model_label, pass_at_1, write_long_units
 from tomlib.llm import ChatModel, source_of
 from tomlib.reasoning import (
     CODE_ROLES,
@@ -131,6 +136,8 @@ class ReasoningRuns:
     model: str
     outcomes: list[Outcome]
     run_id: str
+    results: str | None = None  # where the run was logged: the tables write their units there
+    selection: str = ""  # the rule ours_matching used among stable coalitions
 
     @property
     def source(self) -> str:
@@ -181,7 +188,7 @@ async def run_reasoning(
 ) -> ReasoningRuns:
     """Every (method, question, seed); code methods run on the first ``humaneval_tasks`` HumanEval tasks (0: all).
     ``selection``: the rule ``ours_matching`` uses among stable coalitions (None: the ICLR draft's default)."""
-    check_selection(selection, "iclr")
+    rule = check_selection(selection, "iclr")
     bad = [m for m in methods if m not in METHODS + CODE_METHODS]
     if bad:
         raise ValueError(f"unknown method(s) {bad}; use {', '.join(METHODS + CODE_METHODS)}")
@@ -220,7 +227,7 @@ async def run_reasoning(
         )
     finally:
         log.close()
-    return ReasoningRuns(model, outcomes, log.run_id)
+    return ReasoningRuns(model, outcomes, log.run_id, results, rule)
 
 
 # -- tables -------------------------------------------------------------------------------------------------------
@@ -239,10 +246,20 @@ def outcome_frame(runs: ReasoningRuns) -> pd.DataFrame:
                 "seed": o.seed,
                 "answer": o.answer,
                 "correct": o.correct,
+                "selection": runs.selection if o.method == "ours_matching" else "",
+                "source": runs.source,
             }
             for o in runs.outcomes
         ]
     )
+
+
+UNIT_COLUMNS = ["qid", "seed"]
+
+
+def _correct_units(f: pd.DataFrame, table_id: str) -> pd.DataFrame:
+    cols = ["model", "task", "subject", "method", "selection", *UNIT_COLUMNS]
+    return long_units(f, table_id, cols, {"correct": "correct"})
 
 
 def _accuracy_rows(frame: pd.DataFrame, keys: list[str]) -> list[dict[str, Any]]:
@@ -272,6 +289,7 @@ def table5(runs: ReasoningRuns) -> pd.DataFrame:
     """Table 5: accuracy (%) of ChatEval w. ToM, DyLAN w. ToM and ours (+matching), per task."""
     f = outcome_frame(runs)
     f = f[f["method"].isin(["chateval_w_tom", "dylan_w_tom", "ours_matching"])]
+    write_long_units([_correct_units(f, "table5")], runs.results)
     return _finish(_accuracy_rows(f, ["task", "model", "method"]), "table5", runs.source)
 
 
@@ -279,6 +297,7 @@ def table9(runs: ReasoningRuns) -> pd.DataFrame:
     """Table 9: ChatEval accuracy (%) without and with ToM per task, and the point change."""
     f = outcome_frame(runs)
     f = f[f["method"].isin(["chateval", "chateval_w_tom"])]
+    write_long_units([_correct_units(f, "table9")], runs.results)
     rows = _accuracy_rows(f, ["task", "model", "method"])
     acc = {(r["task"], r["model"], r["method"]): r["value"] for r in rows if r["metric"] == "accuracy_pct"}
     for (task, model, method), v in list(acc.items()):
@@ -304,17 +323,70 @@ def importance_frame(runs: ReasoningRuns, *, zero_credit: str = "as-zero") -> pd
     """Mean Agent Importance Score per (method, benchmark, subject, role) over the questions; ``questions`` counts
     those averaged. A question that earned nobody credit (no final answer) counts as 0 for every role, or is left
     out with ``zero_credit="drop"`` (:data:`ZERO_CREDIT`)."""
+    f = question_importance(runs, zero_credit=zero_credit)
+    return f.groupby(["method", "benchmark", "subject", "role"], as_index=False).agg(
+        score=("score", "mean"), questions=("qid", "nunique")
+    )
+
+
+def question_importance(runs: ReasoningRuns, *, zero_credit: str = "as-zero") -> pd.DataFrame:
+    """Each role's Agent Importance Score per (method, question, seed), under the ``zero_credit`` reading (a
+    question that earned nobody credit: every role 0, or no rows with ``drop``)."""
     _check_zero_credit(zero_credit)
     rows = [
-        {"method": o.method, "benchmark": o.benchmark, "subject": o.subject, "qid": o.qid, "role": r, "score": v}
+        {
+            "method": o.method,
+            "benchmark": o.benchmark,
+            "subject": o.subject,
+            "qid": o.qid,
+            "seed": o.seed,
+            "role": r,
+            "score": v,
+        }
         for o in runs.outcomes
         if o.importance is not None and (zero_credit == "as-zero" or sum(o.importance.values()) > 0)
         for r, v in o.importance.items()
     ]
-    f = pd.DataFrame(rows, columns=["method", "benchmark", "subject", "qid", "role", "score"])
-    return f.groupby(["method", "benchmark", "subject", "role"], as_index=False).agg(
-        score=("score", "mean"), questions=("qid", "nunique")
+    return pd.DataFrame(rows, columns=["method", "benchmark", "subject", "qid", "seed", "role", "score"])
+
+
+PAPER_METHOD = {
+    "dylan": "dylan",
+    "dylan_w_tom": "dylan_w_2tom",
+    "dylan_code": "dylan",
+    "dylan_code_w_tom": "dylan_w_2tom",
+}
+"""Our DyLAN methods as Tables 7 and 8 name them."""
+
+
+def _write_dylan_units(runs: ReasoningRuns, table_id: str) -> None:
+    """Table 7's (``dylan_code*`` on HumanEval) or Table 8's (``dylan*`` on MMLU, the subject in ``task``) units:
+    each role's ``importance`` per question under both zero-credit readings, and ``correct`` (Table 7: ``pass``)
+    per question, with the methods named as the table names them."""
+    methods, benchmark, correct = (
+        (CODE_METHODS, "humaneval", "pass") if table_id == "table7" else (("dylan", "dylan_w_tom"), "mmlu", "correct")
     )
+    imp = pd.concat(
+        [question_importance(runs, zero_credit=reading).assign(zero_credit=reading) for reading in ZERO_CREDIT],
+        ignore_index=True,
+    )
+    imp = imp[imp["method"].isin(methods) & (imp["benchmark"] == benchmark)]
+    out = outcome_frame(runs)
+    if len(out):
+        out = out[out["method"].isin(methods) & (out["task"] == TASK_OF.get(benchmark, benchmark))]
+        out = out.assign(benchmark=benchmark, role="", zero_credit="", score=out["correct"].astype(int))
+    both = pd.concat([imp.assign(_metric="importance"), out.assign(_metric=correct)], ignore_index=True)
+    if both.empty:
+        return
+    both = both.assign(
+        model=model_label(runs.model),
+        method=both["method"].map(PAPER_METHOD),
+        task=both["subject"] if table_id == "table8" else benchmark,
+        source=runs.source,
+    )
+    cols = ["model", "benchmark", "task", "method", "role", "zero_credit", *UNIT_COLUMNS]
+    frames = [long_units(both[both["_metric"] == m], table_id, cols, {m: "score"}) for m in ("importance", correct)]
+    write_long_units(frames, runs.results)
 
 
 def importance_readings(runs: Sequence[ReasoningRuns], benchmark: str) -> pd.DataFrame:
@@ -413,6 +485,7 @@ def table8(runs: ReasoningRuns, *, zero_credit: str = "as-zero") -> pd.DataFrame
                 }
             )
     out = _finish(rows, "table8", runs.source)
+    _write_dylan_units(runs, "table8")
     if not out.empty:
         out["value"] = out["value"].astype(float)
         out.loc[out["value"].isna(), "note"] = out.loc[out["value"].isna(), "note"].replace("", "no base value")
@@ -475,6 +548,7 @@ def table7(runs: ReasoningRuns, *, zero_credit: str = "as-zero") -> pd.DataFrame
                 }
             )
     out = _finish(rows, "table7", runs.source)
+    _write_dylan_units(runs, "table7")
     if not out.empty and "note" in out.columns:
         out["note"] = out["note"].fillna("")
         out.loc[out["value"].isna(), "note"] = "no base value"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, get_args
 
 import numpy as np
@@ -26,6 +26,7 @@ from tomlib.agents.bdi import (
 )
 from tomlib.agents.city import HeuristicTeam, run_heuristic
 from tomlib.asp import Verdict, optimal_plan
+from tomlib.claims import write_units
 from tomlib.envs.city import AGENTS, City, CityParams
 from tomlib.experiments._checks import check_models, check_names, check_whole
 from tomlib.experiments._cost import Estimate, price
@@ -33,6 +34,8 @@ from tomlib.llm import ChatModel, source_of
 from tomlib.trace import RunLog
 
 PAPER_ID = "tom_ib"
+COUNTERS = tuple(f.name for f in fields(Counters))  # invalid_actions, invalid_translations, inconsistencies, ...
+READINGS = ("dynamics", "verification", "observation", "temperature")  # the run's readings, a column each
 
 
 def bootstrap_median(values: Sequence[float], *, resamples: int = 10_000, seed: int = 0) -> tuple[float, float, float]:
@@ -113,13 +116,40 @@ async def run_trial(
 
 @dataclass
 class Fig5:
-    """Fig. 5 and the counters in the results-contract form, per-trial rows, references, the run id."""
+    """Fig. 5 and the counters in the results-contract form, per-trial rows (model, configuration, the readings,
+    trial, final health, counters), references, the run id."""
 
     table: pd.DataFrame
     counters: pd.DataFrame
     trials: pd.DataFrame
     references: pd.DataFrame
     run_id: str | None
+
+
+def trial_units(trials: pd.DataFrame) -> pd.DataFrame:
+    """The per-trial rows as units (``tomlib.claims.write_units``): one row per trial and metric (``final_health``
+    and every counter), the trial being the unit the paper sampled. Conditions: model, configuration, its ``tom``
+    and ``ib`` halves (so a claim can compare IB with no IB within the same ToM setting), and the readings. The
+    heuristic team and the optimum are one deterministic run each, not sampled units, so they are left out."""
+    if trials.empty:
+        return pd.DataFrame()
+    conditions = ["model", "configuration", "tom", "ib", *READINGS]
+    frame = trials.assign(
+        tom=trials["configuration"].map(lambda c: CONFIGS[c][0]),
+        ib=trials["configuration"].map(lambda c: CONFIGS[c][1]),
+        _row=range(len(trials)),
+    )
+    long = frame.melt(
+        id_vars=["_row", *conditions, "trial"],
+        value_vars=["final_health", *COUNTERS],
+        var_name="metric",
+        value_name="value",
+    )
+    long = long.sort_values("_row", kind="stable", ignore_index=True).drop(columns="_row")  # a trial's rows together
+    long.insert(0, "table_id", "fig5")
+    long.insert(0, "paper_id", PAPER_ID)
+    long["source"] = long["model"].map(source_of)
+    return long
 
 
 def references(params: CityParams | None = None) -> pd.DataFrame:
@@ -215,7 +245,8 @@ async def fig5(
     chats: dict[str, ChatModel] | None = None,
 ) -> Fig5:
     """Run every (model, configuration) for ``trials`` simulations; add the heuristic and optimum rows, computed
-    under the same rules (``params``) as the LLM rows."""
+    under the same rules (``params``) as the LLM rows. The per-trial outcomes go to
+    ``results/units/tom_ib.fig5.csv`` (:func:`trial_units`), replacing earlier rows of the models run."""
     from tqdm.auto import tqdm
 
     unknown = [c for c in configs if c not in CONFIGS]
@@ -272,11 +303,18 @@ async def fig5(
         finally:
             bar.close()
             log.close()
+    readings = {
+        "dynamics": city.params.dynamics,
+        "verification": verification,
+        "observation": observation,
+        "temperature": temperature,
+    }
     per_trial = pd.DataFrame(
         [
             {
                 "model": t.model,
                 "configuration": t.configuration,
+                **readings,
                 "trial": t.trial,
                 "final_health": t.final_health,
                 **asdict(t.counters),
@@ -284,6 +322,8 @@ async def fig5(
             for t in trial_rows
         ]
     )
+    if not per_trial.empty:
+        write_units(trial_units(per_trial), results)
     counter_rows: list[dict[str, Any]] = []
     if not per_trial.empty:
         for (model, config), part in per_trial.groupby(["model", "configuration"], sort=False):
@@ -293,14 +333,7 @@ async def fig5(
                 {**base, "metric": m, "value": v}
                 for m, v in (("median_final_health", median), ("ci_low", lo), ("ci_high", hi), ("trials", len(part)))
             ]
-            for counter in (
-                "invalid_actions",
-                "invalid_translations",
-                "inconsistencies",
-                "verifications",
-                "revisions",
-                "failed_turns",
-            ):
+            for counter in COUNTERS:
                 counter_rows.append({**base, "metric": f"{counter}_per_trial", "value": float(part[counter].mean())})
     table = pd.DataFrame(rows)
     table.insert(0, "table_id", "fig5")

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from tomlib.claims import write_claims
 from tomlib.paths import data_dir, portable, results_dir
 from tomlib.redact import redact_text
+from tomlib.report._claims import claims_table, forest_plot
 from tomlib.report._tables import PAPER_IDS, compare, paper_table_index, read_results, side_by_side
 
 PAPERS = {
@@ -317,6 +319,24 @@ def provenance(root: Path, table: str, stamps: dict[str, dict[str, object]]) -> 
     return origin, ""
 
 
+def _claims_part(root: Path, paper_id: str, verdicts: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """The paper's claims table and forest plot (the claims' verdicts are in ``claims.csv``)."""
+    table = claims_table(paper_id, verdicts)
+    if table.empty:
+        return [], []
+    why = (
+        "The paper's claims, and our verdict per source (effect, 95% CI and the units it rests on; Holm-corrected "
+        "within the paper). [claims.csv](claims.csv) has them as data; `data/claims/` says how each is tested."
+    )
+    md, hs = ["### Claims", "", why, "", _md_table(table), ""], ["<h3>Claims</h3>", f"<p>{_inline_html(why)}</p>"]
+    hs.append(_html_table(table))
+    fig = forest_plot(paper_id, verdicts, root / "figures" / f"claims.{paper_id}.png")
+    if fig is not None:
+        md += [f"![claims of {paper_id}](figures/{fig.name})", ""]
+        hs.append(f"<p><img src='figures/{fig.name}' alt='claims of {paper_id}' style='max-width:100%'></p>")
+    return md, hs
+
+
 def build_report(results: str | os.PathLike[str] | None = None) -> Path:
     """Write REPORT.md and REPORT.html under ``results`` and return the markdown path."""
     root = results_dir(results)
@@ -324,6 +344,7 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
     notebooks = _notebooks(root)
     written_by = {str(t): name for name, stamp in notebooks for t in stamp.get("tables", [])}  # type: ignore[union-attr]
     papers = _gather(root, written_by)
+    verdicts = pd.read_csv(write_claims(root))
     stamp = time.strftime("%Y-%m-%d %H:%M:%S")
     md = [
         "# tomlib results",
@@ -378,6 +399,9 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
         title = PAPERS.get(paper.paper_id, paper.paper_id)
         md += ["", f"## {title} (`{paper.paper_id}`)", ""]
         hs.append(f"<h2>{html.escape(title)} (<code>{paper.paper_id}</code>)</h2>")
+        claims_md, claims_html = _claims_part(root, paper.paper_id, verdicts)
+        md += claims_md
+        hs += claims_html
         for t in paper.tables:
             md += [f"### `{t.name}`", "", f"> {plain_text(t.caption)}", ""]
             hs += [f"<h3><code>{t.name}</code></h3>", f"<p><i>{_inline_html(t.caption)}</i></p>"]

@@ -1,0 +1,206 @@
+"""The claims engine on known truth: verdicts follow the declared effect, keep their error rate under the null, and
+use the unit that was independently sampled (pairs, clusters), so inverting a verdict's logic or dropping its unit
+of analysis fails here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tomlib.claims import Claim
+from tomlib.claims._verdict import ALPHA, verdicts
+
+
+def claim(**over: object) -> Claim:
+    fields: dict = {
+        "claim_id": "t.claim",
+        "statement": "A beats B.",
+        "quote": "A beats B",
+        "paper_file": "adaptive-tom-aaai2026.txt",
+        "line": 1,
+        "rests_on": "Table 1",
+        "comparison": "A against B",
+        "test": "mean_diff",
+        "direction": "greater",
+        "units": "t.units",
+        "metric": "score",
+        "a": "cond == 'A'",
+        "b": "cond == 'B'",
+    }
+    fields.update(over)
+    return Claim(**fields)
+
+
+def units(a: np.ndarray, b: np.ndarray, **cols: np.ndarray) -> pd.DataFrame:
+    """Two conditions' unit outcomes as a units table; ``cols`` are extra columns over the concatenated units."""
+    frame = pd.DataFrame(
+        {"cond": ["A"] * len(a) + ["B"] * len(b), "value": np.concatenate([a, b]), "metric": "score", "source": "sim:x"}
+    )
+    for k, v in cols.items():
+        frame[k] = v
+    return frame
+
+
+def verdict_of(c: Claim, table: pd.DataFrame) -> pd.Series:
+    return verdicts("t", [c], {"t.units": table}).iloc[0]
+
+
+def test_a_declared_effect_is_supported_its_reverse_contradicted_and_none_left_open() -> None:
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(1.0, 1.0, 60), rng.normal(0.0, 1.0, 60)
+    assert verdict_of(claim(), units(a, b))["verdict"] == "supported"
+    assert verdict_of(claim(direction="less"), units(a, b))["verdict"] == "contradicted"
+    assert verdict_of(claim(), units(b, a))["verdict"] == "contradicted"
+    same = verdict_of(claim(), units(rng.normal(0, 1, 8), rng.normal(0, 1, 8)))
+    assert same["verdict"] == "inconclusive"
+    row = verdict_of(claim(paper_effect=0.5, paper_effect_sd=1.0), units(rng.normal(0, 1, 8), rng.normal(0, 1, 8)))
+    assert row["verdict"] == "inconclusive" and row["units_for_power"] == 2 * 64, row  # d = 0.5: 64 a side
+
+
+def test_the_interval_covers_the_declared_effect_and_the_effect_is_a_minus_b() -> None:
+    rng = np.random.default_rng(2)
+    row = verdict_of(claim(), units(rng.normal(3.0, 1.0, 400), rng.normal(1.0, 1.0, 400)))
+    assert row["ci_low"] < 2.0 < row["ci_high"] and abs(row["effect"] - 2.0) < 0.2
+
+
+def _false_verdicts(make: callable, c: Claim, reps: int = 200, seed: int = 0) -> float:
+    rng = np.random.default_rng(seed)
+    wrong = sum(verdict_of(c, make(rng))["verdict"] != "inconclusive" for _ in range(reps))
+    return wrong / reps
+
+
+def _mc_bound(p: float, reps: int) -> float:
+    return p + 2.5 * np.sqrt(p * (1 - p) / reps)
+
+
+def test_under_the_null_false_verdicts_stay_at_alpha() -> None:
+    rate = _false_verdicts(lambda r: units(r.normal(0, 1, 30), r.normal(0, 1, 30)), claim())
+    assert rate <= _mc_bound(ALPHA, 200), rate
+
+
+def _clustered(rng: np.random.Generator, effect: float = 0.0) -> pd.DataFrame:
+    """Six tasks a condition, 20 rounds each; rounds of a task share most of their outcome (ICC 0.8)."""
+    frames = []
+    for cond, shift in (("A", effect), ("B", 0.0)):
+        task = rng.normal(0, 2.0, 6)
+        vals = (task[:, None] + rng.normal(0, 1.0, (6, 20)) + shift).ravel()
+        frames.append(
+            pd.DataFrame({"cond": cond, "task": np.repeat([f"{cond}{i}" for i in range(6)], 20), "value": vals})
+        )
+    out = pd.concat(frames, ignore_index=True)
+    return out.assign(metric="score", source="sim:x")
+
+
+def test_units_that_share_a_task_are_one_cluster() -> None:
+    # counting 120 rounds as 120 independent units would call most null draws significant; clustered, they stay at
+    # alpha (the unit sampled independently is the task)
+    naive = _false_verdicts(_clustered, claim(), reps=100)
+    clustered = _false_verdicts(_clustered, claim(cluster_on="task"), reps=200)
+    assert naive > 0.3, naive
+    assert clustered <= _mc_bound(ALPHA, 200), clustered
+
+
+def _paired(rng: np.random.Generator, effect: float) -> pd.DataFrame:
+    """Twelve tasks run under both conditions; tasks differ a lot, the condition shifts every task a little."""
+    task = rng.normal(0, 5.0, 12)
+    a, b = task + effect + rng.normal(0, 0.3, 12), task + rng.normal(0, 0.3, 12)
+    return units(a, b, task=np.concatenate([np.arange(12), np.arange(12)]))
+
+
+def test_the_same_tasks_under_both_conditions_are_compared_pair_by_pair() -> None:
+    rng = np.random.default_rng(3)
+    table = _paired(rng, 0.8)
+    assert verdict_of(claim(pair_on="task"), table)["verdict"] == "supported"
+    assert verdict_of(claim(), table)["verdict"] == "inconclusive"  # unpaired, the task spread hides the effect
+    assert verdict_of(claim(pair_on="task"), table)["n_units"] == 12
+
+
+def test_holm_corrects_within_a_paper() -> None:
+    rng = np.random.default_rng(4)
+    table = units(rng.normal(0.6, 1, 40), rng.normal(0, 1, 40))
+    alone = verdicts("t", [claim()], {"t.units": table}).iloc[0]
+    nulls = {f"t.null{i}": units(rng.normal(0, 1, 40), rng.normal(0, 1, 40)) for i in range(3)}
+    others = [claim(claim_id=f"t.other{i}", units=f"t.null{i}") for i in range(3)]
+    together = verdicts("t", [claim(), *others], {"t.units": table, **nulls}).set_index("claim_id")
+    assert together.loc["t.claim", "p_value"] > alone["p_value"]
+    assert together.loc["t.claim", "p_value"] <= 4 * alone["p_value"] + 1e-12
+
+
+def test_a_difference_every_unit_shows_is_decided_without_sampling_error() -> None:
+    # deterministic formal agents: 30 episodes score 75, 30 score 0 (Table 1's Memory-1 cells)
+    row = verdict_of(claim(strata="task"), units(np.full(30, 75.0), np.zeros(30), task=np.array(["m1"] * 60)))
+    assert row["verdict"] == "supported" and row["effect"] == 75.0 and row["ci_low"] == row["ci_high"] == 75.0
+    few = verdict_of(claim(), units(np.array([75.0]), np.array([0.0])))
+    assert few["verdict"] == "inconclusive"  # one unit a side decides nothing
+
+
+def test_similar_and_no_better_claims_use_their_margin() -> None:
+    rng = np.random.default_rng(5)
+    table = units(rng.normal(0.0, 1, 200), rng.normal(0.0, 1, 200))
+    assert verdict_of(claim(direction="equivalent", margin=0.5), table)["verdict"] == "supported"
+    assert verdict_of(claim(direction="not_greater", margin=0.5), table)["verdict"] == "supported"
+    far = units(rng.normal(2.0, 1, 200), rng.normal(0.0, 1, 200))
+    assert verdict_of(claim(direction="equivalent", margin=0.5), far)["verdict"] == "contradicted"
+    assert verdict_of(claim(direction="not_greater", margin=0.5), far)["verdict"] == "contradicted"
+
+
+def test_rates_get_newcombe_intervals_and_theorems_hold_only_without_counterexample() -> None:
+    wins = units(np.array([1.0] * 40 + [0.0] * 10), np.array([1.0] * 20 + [0.0] * 30))
+    row = verdict_of(claim(test="rate_diff"), wins)
+    assert row["verdict"] == "supported" and row["ci_low"] < 0.4 < row["ci_high"]
+    assert "Newcombe" in row["method"]
+    every = units(np.ones(50), np.array([]))
+    theorem = claim(test="all", direction="all", b="")
+    assert verdict_of(theorem, every)["verdict"] == "supported"
+    assert verdict_of(theorem, units(np.array([1.0] * 49 + [0.0]), np.array([])))["verdict"] == "contradicted"
+
+
+def test_a_row_in_both_groups_or_a_missing_column_is_named() -> None:
+    from tomlib.claims._verdict import ClaimDataError
+
+    table = units(np.ones(5), np.zeros(5))
+    with pytest.raises(ClaimDataError, match="both A"):
+        verdict_of(claim(b="value >= 0"), table)
+    with pytest.raises(ClaimDataError, match="do not fit"):
+        verdict_of(claim(a="nosuch == 1"), table)
+
+
+def test_a_claim_that_compares_models_is_judged_on_every_llm_source_together() -> None:
+    rng = np.random.default_rng(6)
+    table = pd.concat(
+        [
+            pd.DataFrame({"model": "big", "value": rng.normal(2, 1, 30), "source": "llm:big"}),
+            pd.DataFrame({"model": "small", "value": rng.normal(0, 1, 30), "source": "llm:small"}),
+        ]
+    ).assign(metric="score")
+    c = claim(a="model == 'big'", b="model == 'small'")
+    got = verdicts("t", [c], {"t.units": table}).set_index(["claim_id", "source"])
+    assert got.loc[("t.claim", "llm:*"), "verdict"] == "supported"
+    assert ("t.claim", "llm:big") not in got.index  # one model's source alone cannot hold it
+
+
+def test_a_rerun_replaces_its_condition_and_keeps_the_others(tmp_path) -> None:
+    from tomlib.claims import read_units, write_units
+
+    def rows(dynamics: str, n: int, value: float) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "paper_id": "tom_ib",
+                "table_id": "fig5",
+                "dynamics": dynamics,
+                "trial": range(n),
+                "metric": "h",
+                "value": value,
+                "source": "llm:m",
+            }
+        )
+
+    write_units(rows("authors", 3, 1.0), tmp_path)
+    write_units(rows("paper", 2, 2.0), tmp_path)  # another reading: beside the first
+    write_units(rows("authors", 1, 5.0), tmp_path)  # the same condition again: replaces its three trials whole
+    got = read_units(tmp_path)["tom_ib.fig5"]
+    assert got.groupby("dynamics")["value"].agg(["size", "mean"]).to_dict() == {
+        "size": {"authors": 1, "paper": 2},
+        "mean": {"authors": 5.0, "paper": 2.0},
+    }

@@ -1,0 +1,26 @@
+"""The papers' claims and verdicts on them from per-unit outcomes (``data/claims/``, ``results/units/``).
+
+Reads results and imports no experiment, so a claim can be judged again under every reading without rerunning
+anything it need not.
+"""
+
+from tomlib.claims._judge import judge, write_claims
+from tomlib.claims._registry import PAPERS, Claim, load_claims, misquoted, papers_dir
+from tomlib.claims._units import read_units, units_dir, write_units
+from tomlib.claims._verdict import ALPHA, VERDICT_COLUMNS, verdicts
+
+__all__ = [
+    "ALPHA",
+    "PAPERS",
+    "VERDICT_COLUMNS",
+    "Claim",
+    "judge",
+    "load_claims",
+    "misquoted",
+    "papers_dir",
+    "read_units",
+    "units_dir",
+    "verdicts",
+    "write_claims",
+    "write_units",
+]

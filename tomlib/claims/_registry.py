@@ -1,0 +1,125 @@
+"""The papers' claims as data (``data/claims/<paper_id>.csv``; columns in ``data/claims/README.md``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+
+from tomlib.errors import ConfigFileError, describe_validation
+from tomlib.paths import data_dir, project_root
+
+PAPERS = ("adaptive_tom", "coalition", "tom_ib")
+TESTS = ("mean_diff", "mean", "rate_diff", "rate", "all")
+DIRECTIONS = ("greater", "less", "equivalent", "not_greater", "not_less", "all")
+PAPER_FILES = {
+    "adaptive_tom": ("adaptive-tom-aaai2026.txt",),
+    "coalition": ("coalition-matching-iclr-draft.txt", "coalition-matching-neurips-draft.txt"),
+    "tom_ib": ("tom-internal-beliefs-asp.txt",),
+}
+
+
+class Claim(BaseModel):
+    """One claim of a paper, what it rests on, and how its units decide it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    claim_id: str
+    statement: str
+    quote: str
+    paper_file: str
+    line: int
+    rests_on: str
+    comparison: str
+    test: Literal["mean_diff", "mean", "rate_diff", "rate", "all"]
+    direction: Literal["greater", "less", "equivalent", "not_greater", "not_less", "all"]
+    margin: float | None = None
+    paper_effect: float | None = None
+    paper_effect_sd: float | None = None
+    paper_n: int | None = None
+    note: str = ""
+    units: str
+    metric: str
+    select: str = ""
+    a: str
+    b: str = ""
+    null: float | None = None
+    strata: str = ""
+    pair_on: str = ""
+    cluster_on: str = ""
+
+    @field_validator("quote")
+    @classmethod
+    def _short(cls, v: str) -> str:
+        if not 2 <= len(v.split()) <= 30:
+            raise ValueError("a quote is a few words (2-30) as the paper prints them")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Claim:
+        two = self.test in ("mean_diff", "rate_diff")
+        if two and not self.b:
+            raise ValueError(f"test {self.test} compares A with B: give b")
+        if not two and self.b:
+            raise ValueError(f"test {self.test} has one group: leave b empty")
+        if self.test in ("mean", "rate") and self.null is None:
+            raise ValueError(f"test {self.test} compares A with a value: give null")
+        if (self.test == "all") != (self.direction == "all"):
+            raise ValueError("direction 'all' goes with test 'all' and only with it")
+        if self.direction in ("equivalent", "not_greater", "not_less") and self.margin is None:
+            raise ValueError(f"direction {self.direction} needs a margin")
+        return self
+
+    @property
+    def columns(self) -> dict[str, list[str]]:
+        """``strata``, ``pair_on`` and ``cluster_on`` as lists of column names."""
+        keys = ("strata", "pair_on", "cluster_on")
+        return {k: [c.strip() for c in getattr(self, k).split(",") if c.strip()] for k in keys}
+
+
+def claims_dir() -> Path:
+    return data_dir() / "claims"
+
+
+def papers_dir() -> Path | None:
+    """Where the paper texts are (``TOMLIB_PAPERS``, else ``../shared/papers`` beside the checkout); None if absent."""
+    env = os.environ.get("TOMLIB_PAPERS")
+    folder = Path(env) if env else project_root().parent / "shared" / "papers"
+    return folder if folder.is_dir() else None
+
+
+def load_claims(paper_id: str, folder: str | os.PathLike[str] | None = None) -> list[Claim]:
+    """The registered claims of one paper; a malformed row names its file, row and field."""
+    path = Path(folder or claims_dir()) / f"{paper_id}.csv"
+    if not path.exists():
+        raise ConfigFileError(f"No claims registry {path}; see data/claims/README.md.")
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    out: list[Claim] = []
+    for i, row in enumerate(frame.to_dict("records"), start=2):
+        fields = {k: v.strip() for k, v in row.items() if v.strip()}  # an empty cell takes the field's default
+        try:
+            claim = Claim(**fields)
+        except ValidationError as exc:
+            raise ConfigFileError(f"{path}:{i} ({row.get('claim_id', '?')}): {describe_validation(exc)}") from None
+        if claim.paper_file not in PAPER_FILES[paper_id]:
+            raise ConfigFileError(f"{path}:{i}: paper_file {claim.paper_file!r} is not one of {PAPER_FILES[paper_id]}")
+        out.append(claim)
+    ids = [c.claim_id for c in out]
+    if len(set(ids)) != len(ids):
+        raise ConfigFileError(f"{path}: claim ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}")
+    return out
+
+
+def misquoted(claims: list[Claim], papers: Path) -> list[str]:
+    """Claims whose quote does not stand on their line of the paper (whitespace runs compared as one space)."""
+    bad = []
+    cache: dict[str, list[str]] = {}
+    for c in claims:
+        lines = cache.setdefault(c.paper_file, (papers / c.paper_file).read_text(encoding="utf-8").splitlines())
+        text = " ".join(lines[c.line - 1].split()) if 1 <= c.line <= len(lines) else ""
+        if " ".join(c.quote.split()) not in text:
+            bad.append(f"{c.claim_id}: {c.quote!r} is not on {c.paper_file}:{c.line}")
+    return bad

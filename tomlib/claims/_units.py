@@ -1,0 +1,75 @@
+"""Per-unit outcomes beside the aggregated tables: ``results/units/<paper_id>.<table_id>.csv``.
+
+Long form, one row per independently sampled unit (an episode, a task, a question, a debate, a trial) and metric:
+``paper_id, table_id, <condition columns…>, <unit columns…>, metric, value, source``. The claims engine tests the
+papers' claims on these rows. A condition's rows are replaced by its newest run; other conditions and sources stay,
+so the formal run and an LLM run of one table sit side by side.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from tomlib.claims._registry import PAPERS
+from tomlib.paths import results_dir
+from tomlib.redact import redact_text
+
+HEAD = ["paper_id", "table_id"]
+UNIT_TAIL = ["metric", "value", "source"]
+SOURCE_RE = re.compile(r"^(formal|(llm|sim):[A-Za-z0-9._\-/:@]+)(\+ppo:selfplay)?$")  # the results contract's sources
+
+
+def units_dir(results: str | os.PathLike[str] | None = None) -> Path:
+    return results_dir(results) / "units"
+
+
+UNIT_COLUMNS = ("episode", "trial", "round", "seed", "step", "task_id", "question_id", "question", "debate", "instance")
+"""Columns that name a unit rather than a condition (``write_units`` replaces whole conditions, never part of one)."""
+
+
+def write_units(
+    frame: pd.DataFrame, results: str | os.PathLike[str] | None = None, unit_columns: Sequence[str] = UNIT_COLUMNS
+) -> list[Path]:
+    """Write per-unit rows (one file per ``paper_id.table_id``). A condition (a source and the values of every column
+    that is not a unit column) that the new rows hold replaces its earlier rows whole; other conditions stay, so a
+    rerun under another reading (``dynamics="paper"``) adds its rows beside the default's."""
+    missing = [c for c in HEAD + UNIT_TAIL if c not in frame.columns]
+    if missing:
+        raise ValueError(f"units rows need columns {HEAD + UNIT_TAIL}; missing {missing}")
+    bad = sorted({s for s in frame["source"].astype(str) if not SOURCE_RE.match(s)})
+    if bad or not set(frame["paper_id"]) <= set(PAPERS):
+        raise ValueError(f"units rows with unknown sources {bad} or papers {sorted(set(frame['paper_id']))}")
+    folder = units_dir(results)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for (paper, table), rows in frame.groupby(["paper_id", "table_id"], sort=False):
+        rows = rows.astype(str)
+        path = folder / f"{paper}.{table}.csv"
+        if path.exists():
+            old = pd.read_csv(path, dtype=str, keep_default_na=False)
+            key = [c for c in rows.columns if c in old.columns and c not in {*unit_columns, "metric", "value"}]
+            fresh = set(map(tuple, rows[key].to_numpy()))
+            old = old[[tuple(r) not in fresh for r in old[key].to_numpy()]]
+            rows = pd.concat([old, rows], ignore_index=True).fillna("")
+        middle = [c for c in rows.columns if c not in HEAD + UNIT_TAIL]
+        tmp = path.with_suffix(".tmp")
+        rows[[*HEAD, *middle, *UNIT_TAIL]].to_csv(tmp, index=False)
+        tmp.write_text(redact_text(tmp.read_text(encoding="utf-8")), encoding="utf-8")
+        os.replace(tmp, path)
+        written.append(path)
+    return written
+
+
+def read_units(results: str | os.PathLike[str] | None = None) -> dict[str, pd.DataFrame]:
+    """Every units table under ``results/units/``, by ``<paper_id>.<table_id>``; values numeric where they parse."""
+    out = {}
+    for path in sorted(units_dir(results).glob("*.csv")):
+        frame = pd.read_csv(path, keep_default_na=False, low_memory=False)
+        frame["value"] = pd.to_numeric(frame["value"], errors="coerce")
+        out[path.stem] = frame
+    return out

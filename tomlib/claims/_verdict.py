@@ -1,0 +1,265 @@
+"""A verdict per claim and source: supported, contradicted or inconclusive, with the units that would decide it.
+
+The decision is two-sided at ``alpha``: the claim's one-sided test and the opposite one, the smaller p doubled, then
+Holm's correction over the paper's claims for that source (statsmodels ``multipletests``). An adjusted p below
+``alpha`` decides for the side that gave it. So under no difference at all a verdict either way is wrong at most
+``alpha`` of the time, whatever the claim says. Claims of "similar" use two one-sided tests against the margin (TOST);
+"no better" and "no worse", one test against the margin. A universal claim (``test=all``, a theorem) holds when every
+unit holds and fails with the first unit that does not.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from tomlib.claims._registry import Claim
+from tomlib.claims._stats import Estimate, one_sample, paired, rate, rate_diff, stratified, welch
+
+ALPHA = 0.05
+POWER = 0.8
+VERDICT_COLUMNS = [
+    "paper_id",
+    "claim_id",
+    "source",
+    "verdict",
+    "effect",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "n_units",
+    "units_for_power",
+    "robust",
+    "flips_under",
+    "method",
+]
+
+
+class ClaimDataError(ValueError):
+    """A claim's queries do not fit its units table (a column it names is missing, or a row is in both groups)."""
+
+
+def groups(claim: Claim, units: pd.DataFrame) -> pd.DataFrame:
+    """The units of one claim: its metric, its shared selection, and a ``group`` column (A or B)."""
+    rows = units[units["metric"] == claim.metric].reset_index(drop=True)  # one label per unit, for the overlap check
+    try:
+        if claim.select:
+            rows = rows.query(claim.select)
+        a = rows.query(claim.a).assign(group="A")
+        b = rows.query(claim.b).assign(group="B") if claim.b else rows.iloc[0:0].assign(group="B")
+    except Exception as exc:  # pandas raises UndefinedVariableError, SyntaxError, TypeError...
+        raise ClaimDataError(f"{claim.claim_id}: its queries do not fit {claim.units} ({exc})") from None
+    if claim.b and a.index.intersection(b.index).size:
+        raise ClaimDataError(f"{claim.claim_id}: some units are in both A ({claim.a}) and B ({claim.b})")
+    frame = pd.concat([a, b])
+    # rounded: shares that sum to 1 differ by 1e-17 where they are equal, and a t-test of that noise is no evidence
+    frame["value"] = pd.to_numeric(frame["value"], errors="coerce").round(10)
+    return frame.dropna(subset=["value"])
+
+
+def estimate(claim: Claim, frame: pd.DataFrame) -> Estimate:
+    """The claim's effect on its unit of analysis (see :mod:`tomlib.claims._stats`)."""
+    cols = claim.columns
+    a = frame.loc[frame["group"] == "A", "value"].to_numpy(float)
+    if claim.test == "all":
+        return rate((a != 0).astype(float), 1.0)
+    if claim.test == "rate":
+        return rate(a, float(claim.null or 0.0))
+    if claim.test == "mean":
+        return one_sample(a, float(claim.null or 0.0))
+    if cols["pair_on"]:
+        return paired(frame, cols["pair_on"])
+    if cols["strata"] or cols["cluster_on"]:
+        return stratified(frame, cols["strata"], cols["cluster_on"])
+    if claim.test == "rate_diff":
+        return rate_diff(frame)
+    return welch(frame)
+
+
+def _sides(claim: Claim, est: Estimate) -> tuple[float, float]:
+    """The p-values of the claim and of its opposite."""
+    base = float(claim.null or 0.0) if claim.test in ("mean", "rate") else 0.0
+    m = float(claim.margin or 0.0)
+    d = claim.direction
+    if d == "greater":
+        return est.p_above(base), est.p_below(base)
+    if d == "less":
+        return est.p_below(base), est.p_above(base)
+    if d == "not_greater":
+        return est.p_below(base + m), est.p_above(base + m)
+    if d == "not_less":
+        return est.p_above(base - m), est.p_below(base - m)
+    # equivalent: both one-sided tests inside the margin; against: the estimate significantly outside it
+    return max(est.p_above(base - m), est.p_below(base + m)), min(est.p_above(base + m), est.p_below(base - m))
+
+
+def units_for_power(claim: Claim, est: Estimate, base_rate: float | None = None) -> int | None:
+    """Units of analysis for 80% power at the paper's effect under this design (statsmodels' power solvers), with the
+    paper's SD where it prints one, else the SD these units show; None when there is no effect or spread to plan with,
+    or when at the paper's own effect the claim could not be supported."""
+    if claim.paper_effect is None or claim.test == "all":
+        return None
+    delta = claim.paper_effect - (float(claim.null or 0.0) if claim.test in ("mean", "rate") else 0.0)
+    m = float(claim.margin or 0.0)
+    distance = {
+        "greater": delta,
+        "less": -delta,
+        "not_greater": m - delta,
+        "not_less": delta + m,
+        "equivalent": m - abs(delta),
+    }[claim.direction]
+    if distance <= 0:
+        return None  # at the paper's own effect the claim cannot be supported: no n helps
+    with warnings.catch_warnings():  # a solver that cannot converge returns nan, handled below
+        warnings.simplefilter("ignore")
+        n = _solve(claim, est, distance, base_rate)
+    if n is None or not math.isfinite(n):
+        return None
+    return max(int(n), 2)
+
+
+def _solve(claim: Claim, est: Estimate, distance: float, base_rate: float | None) -> float | None:
+    from statsmodels.stats.power import NormalIndPower, TTestIndPower, TTestPower
+    from statsmodels.stats.proportion import proportion_effectsize
+
+    try:
+        if claim.test in ("rate", "rate_diff"):
+            p0 = base_rate if base_rate is not None else 0.5
+            h = abs(proportion_effectsize(min(max(p0 + distance, 1e-6), 1 - 1e-6), p0))
+            n = NormalIndPower().solve_power(effect_size=h, alpha=ALPHA, power=POWER, ratio=1.0)
+            return math.ceil(n) * (2 if claim.test == "rate_diff" else 1)
+        observed = est.sd if est.sd and math.isfinite(est.sd) and est.sd > 0 else None
+        sd = claim.paper_effect_sd or observed  # the paper's own spread first (its SDs), else what this run saw
+        if not sd:
+            return None
+        size = distance / sd
+        one = claim.test == "mean" or bool(claim.columns["pair_on"])
+        if one:
+            n = TTestPower().solve_power(effect_size=size, alpha=ALPHA, power=POWER)
+        else:
+            n = TTestIndPower().solve_power(effect_size=size, alpha=ALPHA, power=POWER, ratio=1.0)
+        if not math.isfinite(n) and size > 1.5:  # the solvers stop at 2 units: an effect this large needs no more
+            n = 2.0
+        return math.ceil(n) * (1 if one else 2)
+    except (ValueError, RuntimeError, ZeroDivisionError):
+        return None
+
+
+@dataclass
+class Judged:
+    """One claim judged on one source, before Holm's correction."""
+
+    claim: Claim
+    est: Estimate
+    p_decision: float  # two-sided: twice the smaller of the claim's and its opposite's one-sided p
+    favours: str  # supported | contradicted
+    base_rate: float | None
+
+
+def judge_one(claim: Claim, frame: pd.DataFrame) -> Judged:
+    est = estimate(claim, frame)
+    b = frame.loc[frame["group"] == "B", "value"]
+    base = float(b.mean()) if claim.test == "rate_diff" and len(b) else None
+    if claim.test == "all" or not math.isfinite(est.effect):
+        return Judged(claim, est, math.nan, "", base)
+    ps, pc = _sides(claim, est)
+    return Judged(claim, est, min(1.0, 2 * min(ps, pc)), "supported" if ps <= pc else "contradicted", base)
+
+
+def verdicts(
+    paper_id: str, claims: Sequence[Claim], units: dict[str, pd.DataFrame], sources: Iterable[str] | None = None
+) -> pd.DataFrame:
+    """Every claim of a paper for every source its units hold (``units``: table id -> units frame), Holm-corrected
+    within the paper and source. A claim whose units (or one of its groups) this source lacks is "not reproduced" for
+    it. Claims that compare models are judged once on all ``llm:`` sources together (source ``llm:*``)."""
+    from statsmodels.stats.multitest import multipletests
+
+    if sources is None:
+        sources = sorted({s for f in units.values() for s in f["source"].unique()})
+    sources = [*sources, *([ACROSS_MODELS] if any(across_models(c) for c in claims) else [])]
+    rows = []
+    for source in sources:
+        judged: list[Judged] = []
+        missing: list[Claim] = []
+        for c in claims:
+            table = units.get(c.units)
+            mine = None if table is None else table[_of_source(table, source, across_models(c))]
+            frame = None if mine is None or mine.empty else groups(c, mine)
+            if frame is None or not _both_groups(c, frame):
+                missing.append(c)
+                continue
+            judged.append(judge_one(c, frame))
+        family = [j for j in judged if math.isfinite(j.p_decision)]
+        holm = multipletests([j.p_decision for j in family], method="holm")[1] if family else []
+        adjusted = dict(zip(map(id, family), holm, strict=True))
+        for j in judged:
+            rows.append(_row(paper_id, source, j, adjusted.get(id(j))))
+        for c in missing:  # named only where the source ran the claim's table (a stand-in's source plays in one)
+            table = units.get(c.units)
+            ran = table is not None and (source == ACROSS_MODELS or (table["source"] == source).any())
+            if ran and across_models(c) == (source == ACROSS_MODELS):
+                rows.append(_absent(paper_id, source, c))
+    return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+
+
+ACROSS_MODELS = "llm:*"
+"""The source label of claims that compare models with each other: judged on every ``llm:`` source together."""
+
+
+def across_models(claim: Claim) -> bool:
+    """A claim whose groups are named by model (``model == 'gpt-4o'``) compares models, so no one source holds it."""
+    return any("model" in q for q in (claim.a, claim.b)) and bool(claim.b)
+
+
+def _of_source(table: pd.DataFrame, source: str, across: bool) -> pd.Series:
+    if source == ACROSS_MODELS:
+        return table["source"].astype(str).str.startswith("llm:") if across else table["source"] != table["source"]
+    return (table["source"] == source) & (not across)
+
+
+def _both_groups(claim: Claim, frame: pd.DataFrame) -> bool:
+    """Whether the units hold the claim's group A (and B, for a comparison)."""
+    have = set(frame["group"])
+    return "A" in have and ("B" in have or not claim.b)
+
+
+def _row(paper_id: str, source: str, j: Judged, p_adj: float | None) -> dict:
+    est, claim = j.est, j.claim
+    lo, hi = est.interval() if math.isfinite(est.effect) else (math.nan, math.nan)
+    if claim.test == "all":
+        verdict = "inconclusive" if est.n_units == 0 else ("supported" if est.effect == 1.0 else "contradicted")
+    elif p_adj is not None and p_adj < ALPHA:
+        verdict = j.favours
+    else:
+        verdict = "inconclusive"
+    need = units_for_power(claim, est, j.base_rate) if verdict == "inconclusive" else None
+    return {
+        "paper_id": paper_id,
+        "claim_id": claim.claim_id,
+        "source": source,
+        "verdict": verdict,
+        "effect": est.effect,
+        "ci_low": lo,
+        "ci_high": hi,
+        "p_value": p_adj if p_adj is not None else math.nan,
+        "n_units": est.n_units,
+        "units_for_power": need,
+        "robust": None,
+        "flips_under": None,
+        "method": est.method,
+    }
+
+
+def _absent(paper_id: str, source: str, claim: Claim) -> dict:
+    return {
+        **dict.fromkeys(VERDICT_COLUMNS),
+        "paper_id": paper_id,
+        "claim_id": claim.claim_id,
+        "source": source,
+        "verdict": "not reproduced",
+        "method": f"no units of this source in {claim.units}",
+    }

@@ -1,0 +1,106 @@
+"""REPORT's claims table and forest plot per paper, from ``results/claims.csv`` (written by :mod:`tomlib.claims`)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from tomlib.claims import load_claims
+
+ROBUSTNESS_PENDING = "not checked yet"
+
+
+def _fmt(v: object) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    x = float(v)  # type: ignore[arg-type]
+    return f"{x:+.3g}" if abs(x) < 1000 else f"{x:+.0f}"
+
+
+def verdict_text(row: pd.Series) -> str:
+    """``supported: +50.9 [48.8, 53.0], n = 540`` (and the units that would decide an inconclusive one)."""
+    v = str(row["verdict"])
+    if v == "not reproduced":
+        return "not reproduced (no units)"
+    text = f"{v}: {_fmt(row['effect'])} [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}], n = {int(row['n_units'])}"
+    need = row.get("units_for_power")
+    if v == "inconclusive" and need is not None and not pd.isna(need):
+        text += f"; {int(need)} would give 80% power at the paper's effect"
+    return text
+
+
+def claims_table(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
+    """One row per claim: what it says, where, the paper's evidence, and our verdict per source (sim apart)."""
+    rows = []
+    mine = verdicts[verdicts["paper_id"] == paper_id]
+    sources = sorted(s for s in mine["source"].unique() if not str(s).startswith("sim:"))
+    for c in load_claims(paper_id):
+        got = mine[mine["claim_id"] == c.claim_id].set_index("source")
+        evidence = c.rests_on + (f": {_fmt(c.paper_effect)}" if c.paper_effect is not None else ": no number printed")
+        row = {"claim": c.statement, "paper line": f"{c.paper_file}:{c.line}", "the paper's evidence": evidence}
+        for s in sources:
+            row[s] = verdict_text(got.loc[s]) if s in got.index else "not reproduced (no units)"
+        if not sources:
+            row["ours"] = f"not reproduced: no run has written {c.units} yet"
+        robust = got["robust"].dropna() if "robust" in got else pd.Series(dtype=object)
+        row["robust to our readings"] = ROBUSTNESS_PENDING if robust.empty else "; ".join(map(str, robust))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def forest_plot(paper_id: str, verdicts: pd.DataFrame, path: Path) -> Path | None:
+    """Effect ± 95% CI per claim and source, the paper's effect marked, one strip per claim (each on its own scale:
+    the claims' metrics differ)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    mine = verdicts[(verdicts["paper_id"] == paper_id) & verdicts["effect"].notna()]
+    mine = mine[~mine["source"].astype(str).str.startswith("sim:")]
+    claims = {c.claim_id: c for c in load_claims(paper_id)}
+    ids = [i for i in claims if i in set(mine["claim_id"])]
+    if not ids:
+        return None
+    sources = sorted(mine["source"].unique())
+    colors = dict(zip(sources, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
+    fig, axes = plt.subplots(len(ids), 1, figsize=(9, 0.55 * len(ids) + 1.2), squeeze=False)
+    for ax, cid in zip(axes[:, 0], ids, strict=True):
+        part = mine[mine["claim_id"] == cid]
+        for k, r in enumerate(part.itertuples()):
+            y = k - (len(part) - 1) / 2
+            lo, hi = r.ci_low, r.ci_high
+            ax.errorbar(
+                r.effect,
+                y,
+                xerr=[[r.effect - lo], [hi - r.effect]],
+                fmt="o",
+                color=colors[r.source],
+                capsize=2,
+                ms=4,
+                label=r.source,
+            )
+        if claims[cid].paper_effect is not None:
+            ax.axvline(claims[cid].paper_effect, color="crimson", lw=1.5)
+        c, base = claims[cid], float(claims[cid].null or 0.0)
+        if c.margin is not None:  # where "similar" or "no better/worse" ends
+            bounds = {"equivalent": (-c.margin, c.margin), "not_greater": (c.margin,), "not_less": (-c.margin,)}
+            for x in bounds.get(c.direction, ()):
+                ax.axvline(base + x, color="seagreen", lw=1, ls="--")
+        ax.axvline(0, color="grey", lw=0.6, ls=":")
+        ax.set_yticks([])
+        ax.set_ylim(-1, 1)
+        ax.set_ylabel(cid.split(".", 1)[1], rotation=0, ha="right", va="center", fontsize=8)
+        ax.tick_params(axis="x", labelsize=7)
+    handles = [plt.Line2D([], [], marker="o", ls="", color=colors[s]) for s in sources]
+    handles += [plt.Line2D([], [], color="crimson"), plt.Line2D([], [], color="seagreen", ls="--")]
+    labels = [*sources, "the paper's effect", "the claim's margin"]
+    fig.legend(handles, labels, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+    fig.suptitle(f"{paper_id}: effect and 95% CI per claim (each strip on its own scale)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.05, 1, 0.97))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
