@@ -4,8 +4,9 @@ Reads results and imports no experiment, so a claim can be judged again under ev
 anything it need not.
 """
 
-from tomlib.claims._judge import judge, write_claims
+from tomlib.claims._judge import claims_on, judge, write_claims
 from tomlib.claims._registry import PAPERS, Claim, load_claims, misquoted, papers_dir
+from tomlib.claims._text import verdict_text
 from tomlib.claims._units import read_units, units_dir, write_units
 from tomlib.claims._verdict import ALPHA, VERDICT_COLUMNS, verdicts
 
@@ -14,12 +15,14 @@ __all__ = [
     "PAPERS",
     "VERDICT_COLUMNS",
     "Claim",
+    "claims_on",
     "judge",
     "load_claims",
     "misquoted",
     "papers_dir",
     "read_units",
     "units_dir",
+    "verdict_text",
     "verdicts",
     "write_claims",
     "write_units",

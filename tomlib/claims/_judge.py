@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from tomlib.claims._registry import PAPERS, Claim, load_claims
+from tomlib.claims._text import verdict_text
 from tomlib.claims._units import read_units
 from tomlib.claims._verdict import VERDICT_COLUMNS, verdicts
 from tomlib.paths import results_dir
@@ -50,3 +51,24 @@ def write_claims(results: str | os.PathLike[str] | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     judge(results).to_csv(path, index=False)
     return path
+
+
+def claims_on(tables: str | Iterable[str], results: str | os.PathLike[str] | None = None) -> pd.DataFrame:
+    """The claims that rest on ``tables`` (``paper_id.table_id``), judged on the units in ``results``: one row per
+    claim, a column per source (what a notebook shows at its end)."""
+    wanted = {tables} if isinstance(tables, str) else set(tables)
+    papers = sorted({t.split(".", 1)[0] for t in wanted})
+    judged = judge(results, papers)
+    rows = []
+    for paper in papers:
+        for c in load_claims(paper):
+            if not wanted & set(tables_of(c)):
+                continue
+            row = {"claim": c.statement, "paper line": f"{c.paper_file}:{c.line}", "rests on": c.rests_on}
+            got = judged[judged["claim_id"] == c.claim_id]
+            for r in got.itertuples():
+                row[r.source] = verdict_text(pd.Series(r._asdict()))
+            if got.empty:
+                row["ours"] = "not reproduced: no units for it in these results"
+            rows.append(row)
+    return pd.DataFrame(rows)

@@ -2,33 +2,14 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pandas as pd
 
-from tomlib.claims import load_claims
+from tomlib.claims import load_claims, verdict_text
+from tomlib.claims._text import fmt
 
 ROBUSTNESS_PENDING = "not checked yet"
-
-
-def _fmt(v: object) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return ""
-    x = float(v)  # type: ignore[arg-type]
-    return f"{x:+.3g}" if abs(x) < 1000 else f"{x:+.0f}"
-
-
-def verdict_text(row: pd.Series) -> str:
-    """``supported: +50.9 [48.8, 53.0], n = 540`` (and the units that would decide an inconclusive one)."""
-    v = str(row["verdict"])
-    if v == "not reproduced":
-        return "not reproduced (no units)"
-    text = f"{v}: {_fmt(row['effect'])} [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}], n = {int(row['n_units'])}"
-    need = row.get("units_for_power")
-    if v == "inconclusive" and need is not None and not pd.isna(need):
-        text += f"; {int(need)} would give 80% power at the paper's effect"
-    return text
 
 
 def claims_table(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
@@ -38,7 +19,7 @@ def claims_table(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
     sources = sorted(s for s in mine["source"].unique() if not str(s).startswith("sim:"))
     for c in load_claims(paper_id):
         got = mine[mine["claim_id"] == c.claim_id].set_index("source")
-        evidence = c.rests_on + (f": {_fmt(c.paper_effect)}" if c.paper_effect is not None else ": no number printed")
+        evidence = c.rests_on + (f": {fmt(c.paper_effect)}" if c.paper_effect is not None else ": no number printed")
         row = {"claim": c.statement, "paper line": f"{c.paper_file}:{c.line}", "the paper's evidence": evidence}
         for s in sources:
             row[s] = verdict_text(got.loc[s]) if s in got.index else "not reproduced (no units)"

@@ -1,0 +1,25 @@
+"""Every experiment notebook ends with the claims it bears on, naming units tables the registries use."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+from tomlib.claims import PAPERS, load_claims
+from tomlib.claims._judge import tables_of
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+
+def test_each_experiment_notebook_ends_with_its_claims() -> None:
+    used = {t for p in PAPERS for c in load_claims(p) for t in tables_of(c)}
+    books = sorted(p for p in NOTEBOOKS.glob("[01][0-9]_*.ipynb") if not p.name.startswith("00_"))
+    assert len(books) == 14
+    for book in books:
+        code = [c for c in json.loads(book.read_text())["cells"] if c["cell_type"] == "code"]
+        last = "".join(code[-1]["source"])
+        call = next(n for n in ast.walk(ast.parse(last)) if isinstance(n, ast.Call))
+        assert getattr(call.func, "id", "") == "claims_on", book.name
+        tables = ast.literal_eval(call.args[0])
+        assert set(tables) & used, (book.name, tables)  # at least one table it writes has a claim resting on it
