@@ -23,3 +23,15 @@ def test_each_experiment_notebook_ends_with_its_claims() -> None:
         assert getattr(call.func, "id", "") == "claims_on", book.name
         tables = ast.literal_eval(call.args[0])
         assert set(tables) & used, (book.name, tables)  # at least one table it writes has a claim resting on it
+
+
+def test_every_notebook_is_valid_with_cell_ids() -> None:
+    # a cell without an id makes nbformat warn on every run (and it will be an error in a later nbformat)
+    import warnings
+
+    import nbformat
+
+    for book in sorted(NOTEBOOKS.glob("*.ipynb")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            nbformat.validate(nbformat.read(book, as_version=4))
