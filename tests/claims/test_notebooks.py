@@ -7,13 +7,12 @@ import json
 from pathlib import Path
 
 from tomlib.claims import PAPERS, load_claims
-from tomlib.claims._judge import tables_of
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
 def test_each_experiment_notebook_ends_with_its_claims() -> None:
-    used = {t for p in PAPERS for c in load_claims(p) for t in tables_of(c)}
+    used = {t for p in PAPERS for c in load_claims(p) for t in c.tables}
     books = sorted(p for p in NOTEBOOKS.glob("[01][0-9]_*.ipynb") if not p.name.startswith("00_"))
     assert len(books) == 14
     for book in books:

@@ -221,3 +221,21 @@ def test_the_stand_ins_playing_rule_is_shown_against_the_pbt_cell_it_moves(isola
     assert got.loc["default", "PBT cell (time)"] == round(cell(table, agent_type="PBT", metric="time")["value"], 2)
     assert (got["episodes"] == 2 * 2 * 3).all() and (got["paper (PBT)"] == 49.09).all()
     assert set(got["source"]) == {"formal+ppo:selfplay"}
+
+
+def test_a_run_under_another_tie_model_writes_its_units_beside_the_defaults(isolated: Path) -> None:
+    """The tie curve once replaced Table 1's default Memory-N units with its last ε; the reading is now a column."""
+    from tomlib.claims import read_units
+
+    pair = [("ToM-0", "ToM-0")]
+    run(at.table1(tasks=["memory_n"], pairs=pair, episodes=4, progress=False))
+    run(at.tie_sensitivity([0.0, 1.0], episodes=4))
+    units = read_units()["adaptive_tom.table1"]
+    cells = units[(units["player1"] == "ToM-0") & (units["player2"] == "ToM-0")]
+    assert cells.groupby("tie_break").size().to_dict() == {
+        "independent": 4,
+        "shared(ε=0)": 4,
+        "shared(ε=1)": 4,
+    }
+    assert (cells.loc[cells["tie_break"] == "shared(ε=0)", "value"] == 0).all()
+    assert set(units["llm_history"].astype(str)) == {""} and set(units["carry_losses"].astype(str)) == {"False"}

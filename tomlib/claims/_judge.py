@@ -9,15 +9,29 @@ from pathlib import Path
 import pandas as pd
 
 from tomlib.claims._registry import PAPERS, Claim, load_claims
-from tomlib.claims._text import verdict_text
+from tomlib.claims._robust import (
+    Alternative,
+    Reading,
+    Robustness,
+    alternatives_of,
+    defaults_only,
+    load_readings,
+    touches,
+    unchecked,
+)
+from tomlib.claims._text import robustness_across, robustness_text, verdict_text
 from tomlib.claims._units import read_units
-from tomlib.claims._verdict import VERDICT_COLUMNS, verdicts
+from tomlib.claims._verdict import (
+    ACROSS_MODELS,
+    VERDICT_COLUMNS,
+    ClaimDataError,
+    Judged,
+    groups,
+    holm_rows,
+    judge_claim,
+    verdicts,
+)
 from tomlib.paths import results_dir
-
-
-def tables_of(claim: Claim) -> list[str]:
-    """The units tables a claim reads (``units`` may list several, separated by ``;``)."""
-    return [t.strip() for t in claim.units.split(";") if t.strip()]
 
 
 def units_for(claims: Iterable[Claim], units: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
@@ -25,24 +39,119 @@ def units_for(claims: Iterable[Claim], units: dict[str, pd.DataFrame]) -> dict[s
     column tells them apart in the claim's queries)."""
     out = {}
     for c in claims:
-        frames = [units[t] for t in tables_of(c) if t in units]
+        frames = [units[t] for t in c.tables if t in units]
         if frames:
             out[c.units] = pd.concat(frames, ignore_index=True)
     return out
 
 
-def judge(results: str | os.PathLike[str] | None = None, papers: Iterable[str] = PAPERS) -> pd.DataFrame:
+def judge(
+    results: str | os.PathLike[str] | None = None, papers: Iterable[str] = PAPERS, robustness: bool = True
+) -> pd.DataFrame:
     """Verdicts of every paper's claims on every source in ``results/units/`` (one row per claim and source; a
-    claim with no units of a source present elsewhere in its paper is "not reproduced" for it)."""
+    claim with no units of a source present elsewhere in its paper is "not reproduced" for it), judged on the rows
+    under our default readings, and (``robustness``) judged again under every alternative the units hold."""
     units = read_units(results)
     frames = []
     for paper in papers:
         claims = load_claims(paper)
+        readings = load_readings(paper)
         mine = units_for(claims, units)
         sources = sorted({s for f in mine.values() for s in f["source"].unique()})
-        if sources:
-            frames.append(verdicts(paper, claims, mine, sources))
+        if not sources:
+            continue
+        base: dict[str, dict[str, Judged]] = {}
+        judged = verdicts(paper, claims, defaults_only(mine, readings), sources, keep=base)
+        if robustness:
+            judged = with_robustness(judged, claims, readings, mine, base)
+        frames.append(judged)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=VERDICT_COLUMNS)
+
+
+def with_robustness(
+    judged: pd.DataFrame,
+    claims: list[Claim],
+    readings: list[Reading],
+    units: dict[str, pd.DataFrame],
+    base: dict[str, dict[str, Judged]],
+) -> pd.DataFrame:
+    """Fill ``robust``, ``flips_under``, ``held_under`` and ``not_checked``: under each alternative of each reading
+    (:mod:`tomlib.claims._robust`), the claims whose rows it changes are judged again and Holm's correction is redone
+    over the source's family (the others keep their judgement); a claim flips when its verdict changes."""
+    if judged.empty:
+        return judged
+    paper = str(judged["paper_id"].iloc[0])
+    by_id = {c.claim_id: c for c in claims}
+    verdict_of = {(r.claim_id, r.source): r.verdict for r in judged.itertuples() if r.verdict != "not reproduced"}
+    picks = Picks(units)
+    found: dict[tuple[str, str], Robustness] = {}
+    checked: dict[tuple[str, str], set[str]] = {}
+    for alt in alternatives_of(readings, units, claims):
+        alt_units: dict[str, pd.DataFrame] | None = None
+        for source, family in base.items():
+            touched = [
+                c for c in claims if (c.claim_id, source) in verdict_of and touches(alt, c, picks.of(c, source, alt))
+            ]
+            if not touched:
+                continue
+            alt_units = alt_units if alt_units is not None else alt.units(units, readings)
+            again = dict(family)
+            judged_again = []
+            for c in touched:
+                j = judge_claim(alt.claims([c])[0], alt_units, source)
+                checked.setdefault((c.claim_id, source), set()).add(alt.reading.parameter)
+                if j is not None:  # None: it lacks a group (no FTM after the last round)
+                    again[c.claim_id] = j
+                    judged_again.append(c)
+            now = {r["claim_id"]: r["verdict"] for r in holm_rows(paper, source, list(again.values()))}
+            for c in judged_again:
+                key = (c.claim_id, source)
+                got = found.setdefault(key, Robustness([], [], []))
+                (got.held if now.get(c.claim_id) == verdict_of[key] else got.flips).append(alt.label)
+    out = judged.copy().astype({c: object for c in ("robust", "flips_under", "held_under", "not_checked")})
+    for i, r in out.iterrows():
+        key = (r["claim_id"], r["source"])
+        if key not in verdict_of:
+            continue
+        got = found.get(key, Robustness([], [], []))
+        claim = by_id[r["claim_id"]]
+        got.not_checked = unchecked(readings, claim, r["source"], checked.get(key, set()), picks.of(claim, r["source"]))
+        out.at[i, "robust"] = got.robust
+        out.at[i, "flips_under"] = "; ".join(got.flips)
+        out.at[i, "held_under"] = "; ".join(got.held)
+        out.at[i, "not_checked"] = "; ".join(got.not_checked)
+    return out
+
+
+class Picks:
+    """The rows each claim picks for a source under any reading (its metric, ``select`` and groups), computed once."""
+
+    def __init__(self, units: dict[str, pd.DataFrame]) -> None:
+        self.units = units
+        self.cache: dict[tuple[str, str, str], pd.DataFrame | None] = {}
+
+    def of(self, claim: Claim, source: str, alt: Alternative | None = None) -> pd.DataFrame | None:
+        if alt is not None and alt.reading.column == "metric":
+            if claim.metric not in alt.reading.measures or claim.metric == alt.value:
+                return None
+            claim = alt.claims([claim])[0]
+        key = (claim.claim_id, source, claim.metric)
+        if key not in self.cache:
+            table = self.units.get(claim.units)
+            picked = None
+            if table is not None:
+                try:
+                    picked = groups(claim, table[_of(table, source)])
+                except ClaimDataError:
+                    picked = None
+            self.cache[key] = picked
+        return self.cache[key]
+
+
+def _of(table: pd.DataFrame, source: str) -> pd.Series:
+    if source == ACROSS_MODELS:
+        return table["source"].astype(str).str.startswith("llm:")
+    return table["source"] == source
 
 
 def write_claims(results: str | os.PathLike[str] | None = None) -> Path:
@@ -62,13 +171,17 @@ def claims_on(tables: str | Iterable[str], results: str | os.PathLike[str] | Non
     rows = []
     for paper in papers:
         for c in load_claims(paper):
-            if not wanted & set(tables_of(c)):
+            if not wanted & set(c.tables):
                 continue
             row = {"claim": c.statement, "paper line": f"{c.paper_file}:{c.line}", "rests on": c.rests_on}
             got = judged[judged["claim_id"] == c.claim_id]
+            robust = {}
             for r in got.itertuples():
                 row[r.source] = verdict_text(pd.Series(r._asdict()))
+                robust[r.source] = robustness_text(pd.Series(r._asdict()))
             if got.empty:
                 row["ours"] = "not reproduced: no units for it in these results"
+            if text := robustness_across(robust):
+                row["robust to our readings?"] = text
             rows.append(row)
     return pd.DataFrame(rows)

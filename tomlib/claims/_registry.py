@@ -51,6 +51,11 @@ class Claim(BaseModel):
     pair_on: str = ""
     cluster_on: str = ""
 
+    @property
+    def tables(self) -> list[str]:
+        """The units tables the claim reads (``units`` may list several, separated by ``;``)."""
+        return [t.strip() for t in self.units.split(";") if t.strip()]
+
     @field_validator("quote")
     @classmethod
     def _short(cls, v: str) -> str:

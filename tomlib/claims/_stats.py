@@ -38,6 +38,8 @@ class Estimate:
     n_units: int  # units of analysis: pairs, strata x units, clusters or units
     method: str
     sd: float | None = None  # the unit-level SD, for power
+    rows_per_unit: float = 1.0  # rows per unit of analysis (a cluster's rows), for power
+    design_effect: float = 1.0  # variance against rows sampled independently (clusters), for power
     exact: dict[str, float] = field(default_factory=dict)  # one-sided p-values against 0 from exact/permutation tests
     ci: tuple[float, float] | None = None  # a 95% interval other than effect ± t*se (Wilson, Newcombe)
 
@@ -175,7 +177,12 @@ def stratified(frame: pd.DataFrame, strata: list[str], cluster_on: list[str]) ->
         return Estimate(
             effect, 0.0, math.inf, n_units, label + " (no variation)", sd=0.0, exact={"separation": _separation(sizes)}
         )
-    return Estimate(effect, se, float(df_t), n_units, label, sd=sd)
+    est = Estimate(effect, se, float(df_t), n_units, label, sd=sd)
+    if cluster_on:  # what clustering costs, for the planner: Kish's design effect, measured on this contrast
+        naive = float(np.squeeze(model.fit(cov_type="HC3").t_test(contrast).sd))
+        est.rows_per_unit = len(df) / n_units
+        est.design_effect = max(1.0, (se / naive) ** 2) if naive > 0 else 1.0
+    return est
 
 
 def welch(frame: pd.DataFrame) -> Estimate:

@@ -30,3 +30,38 @@ def verdict_text(row: pd.Series) -> str:
     if v == "inconclusive" and need is not None and not pd.isna(need):
         text += f"; {int(need)} would give 80% power at the paper's effect"
     return text
+
+
+def robustness_text(row: pd.Series) -> str:
+    """``robust to tie_break=…`` / ``flips under selection=uniform`` / what is not checked yet, in a few words."""
+    if str(row.get("verdict")) == "not reproduced" or pd.isna(row.get("robust")):
+        return ""
+    flips, missing = _text(row.get("flips_under")), _text(row.get("not_checked"))
+    flipped = flips.split("; ") if flips else []
+    shown = ", ".join(f"`{f}`" for f in flipped[:3]) + (f" and {len(flipped) - 3} more" if len(flipped) > 3 else "")
+    parts = [f"flips under {shown}"] if flipped else []
+    held = [h for h in _text(row.get("held_under")).split("; ") if h]
+    if not flips and not held and not missing:
+        parts.append("no reading of ours bears on it")
+    elif not flips and held:
+        parts.append(
+            f"holds under the {len(held)} alternatives the results hold"
+            if len(held) > 1
+            else f"holds under `{held[0]}`"
+        )
+    if missing:
+        parts.append(f"not checked: {missing}")
+    return "; ".join(parts)
+
+
+def robustness_across(texts: dict[str, str]) -> str:
+    """One line for a claim's robustness over its sources: the text once when every source says the same."""
+    said = {s: t for s, t in texts.items() if t}
+    if len(set(said.values())) == 1:
+        return next(iter(said.values()))
+    return " · ".join(f"{s}: {t}" for s, t in said.items())
+
+
+def _text(v: object) -> str:
+    """A CSV cell as text: empty for None and NaN (an empty cell read back)."""
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)

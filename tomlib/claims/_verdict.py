@@ -35,6 +35,8 @@ VERDICT_COLUMNS = [
     "units_for_power",
     "robust",
     "flips_under",
+    "held_under",
+    "not_checked",
     "method",
 ]
 
@@ -97,54 +99,90 @@ def _sides(claim: Claim, est: Estimate) -> tuple[float, float]:
     return max(est.p_above(base - m), est.p_below(base + m)), min(est.p_above(base + m), est.p_below(base - m))
 
 
-def units_for_power(claim: Claim, est: Estimate, base_rate: float | None = None) -> int | None:
-    """Units of analysis for 80% power at the paper's effect under this design (statsmodels' power solvers), with the
-    paper's SD where it prints one, else the SD these units show; None when there is no effect or spread to plan with,
-    or when at the paper's own effect the claim could not be supported."""
+def paper_distance(claim: Claim) -> float | None:
+    """How far the paper's effect lies inside the claim (the effect to plan power at), or None without one."""
     if claim.paper_effect is None or claim.test == "all":
         return None
     delta = claim.paper_effect - (float(claim.null or 0.0) if claim.test in ("mean", "rate") else 0.0)
     m = float(claim.margin or 0.0)
-    distance = {
+    return {
         "greater": delta,
         "less": -delta,
         "not_greater": m - delta,
         "not_less": delta + m,
         "equivalent": m - abs(delta),
     }[claim.direction]
-    if distance <= 0:
-        return None  # at the paper's own effect the claim cannot be supported: no n helps
+
+
+def units_for_power(claim: Claim, est: Estimate, base_rate: float | None = None) -> int | None:
+    """Units of analysis for 80% power at the paper's effect under this design (statsmodels' power solvers), with the
+    paper's SD where it prints one, else the SD these units show; None when there is no effect or spread to plan with,
+    or when at the paper's own effect the claim could not be supported."""
+    distance = paper_distance(claim)
+    if distance is None or distance <= 0:
+        return None  # no effect to plan with, or at the paper's own effect the claim cannot be supported
     with warnings.catch_warnings():  # a solver that cannot converge returns nan, handled below
         warnings.simplefilter("ignore")
-        n = _solve(claim, est, distance, base_rate)
+        n = solve_power(claim, est.sd, distance, base_rate)
     if n is None or not math.isfinite(n):
         return None
-    return max(int(n), 2)
+    # clustered units: the rows needed, inflated by the design effect, counted in clusters
+    return max(math.ceil(n * est.design_effect / est.rows_per_unit), 2)
 
 
-def _solve(claim: Claim, est: Estimate, distance: float, base_rate: float | None) -> float | None:
+def power_at(
+    claim: Claim,
+    n_units: int,
+    sd: float | None,
+    base_rate: float | None = None,
+    *,
+    rows_per_unit: float = 1.0,
+    design_effect: float = 1.0,
+) -> float | None:
+    """The power this engine plans with at ``n_units`` units of analysis (the inverse of :func:`units_for_power`;
+    clustered units count as ``n_units * rows_per_unit / design_effect`` independent rows)."""
+    distance = paper_distance(claim)
+    if distance is None or distance <= 0:
+        return None
+    rows = int(n_units * rows_per_unit / design_effect)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return solve_power(claim, sd, distance, base_rate, n_units=rows)
+
+
+def solve_power(
+    claim: Claim, observed_sd: float | None, distance: float, base_rate: float | None, n_units: int | None = None
+) -> float | None:
+    """Units for 80% power (``n_units`` None), or the power at ``n_units``: two-sided at ``ALPHA``, as decided."""
     from statsmodels.stats.power import NormalIndPower, TTestIndPower, TTestPower
     from statsmodels.stats.proportion import proportion_effectsize
 
     try:
         if claim.test in ("rate", "rate_diff"):
             p0 = base_rate if base_rate is not None else 0.5
-            h = abs(proportion_effectsize(min(max(p0 + distance, 1e-6), 1 - 1e-6), p0))
-            n = NormalIndPower().solve_power(effect_size=h, alpha=ALPHA, power=POWER, ratio=1.0)
-            return math.ceil(n) * (2 if claim.test == "rate_diff" else 1)
-        observed = est.sd if est.sd and math.isfinite(est.sd) and est.sd > 0 else None
-        sd = claim.paper_effect_sd or observed  # the paper's own spread first (its SDs), else what this run saw
-        if not sd:
-            return None
-        size = distance / sd
-        one = claim.test == "mean" or bool(claim.columns["pair_on"])
-        if one:
-            n = TTestPower().solve_power(effect_size=size, alpha=ALPHA, power=POWER)
+            size = abs(proportion_effectsize(min(max(p0 + distance, 1e-6), 1 - 1e-6), p0))
+            # pairs count once (planned as if the pair's two outcomes were independent: conservative when they agree)
+            paired_rates = claim.test == "rate_diff" and bool(claim.columns["pair_on"])
+            solver, per = NormalIndPower(), (2 if claim.test == "rate_diff" and not paired_rates else 1)
+            kw = {"ratio": 1.0} if claim.test == "rate_diff" else {"ratio": 0.0}
         else:
-            n = TTestIndPower().solve_power(effect_size=size, alpha=ALPHA, power=POWER, ratio=1.0)
+            observed = observed_sd if observed_sd and math.isfinite(observed_sd) and observed_sd > 0 else None
+            sd = claim.paper_effect_sd or observed  # the paper's own spread first (its SDs), else what this run saw
+            if not sd:
+                return None
+            size = distance / sd
+            one = claim.test == "mean" or bool(claim.columns["pair_on"])
+            solver, per, kw = (TTestPower(), 1, {}) if one else (TTestIndPower(), 2, {"ratio": 1.0})
+        if n_units is not None:
+            if n_units // per < 2:
+                return None
+            nobs = {"nobs": n_units} if isinstance(solver, TTestPower) else {"nobs1": n_units // per}
+            got = float(solver.power(effect_size=size, alpha=ALPHA, **nobs, **kw))
+            return got if math.isfinite(got) or size <= 1.5 else 1.0  # the solvers give nan far past any doubt
+        n = solver.solve_power(effect_size=size, alpha=ALPHA, power=POWER, **kw)
         if not math.isfinite(n) and size > 1.5:  # the solvers stop at 2 units: an effect this large needs no more
             n = 2.0
-        return math.ceil(n) * (1 if one else 2)
+        return math.ceil(n) * per
     except (ValueError, RuntimeError, ZeroDivisionError):
         return None
 
@@ -171,39 +209,58 @@ def judge_one(claim: Claim, frame: pd.DataFrame) -> Judged:
 
 
 def verdicts(
-    paper_id: str, claims: Sequence[Claim], units: dict[str, pd.DataFrame], sources: Iterable[str] | None = None
+    paper_id: str,
+    claims: Sequence[Claim],
+    units: dict[str, pd.DataFrame],
+    sources: Iterable[str] | None = None,
+    keep: dict[str, dict[str, Judged]] | None = None,
 ) -> pd.DataFrame:
     """Every claim of a paper for every source its units hold (``units``: table id -> units frame), Holm-corrected
     within the paper and source. A claim whose units (or one of its groups) this source lacks is "not reproduced" for
-    it. Claims that compare models are judged once on all ``llm:`` sources together (source ``llm:*``)."""
-    from statsmodels.stats.multitest import multipletests
-
+    it. Claims that compare models are judged once on all ``llm:`` sources together (source ``llm:*``). ``keep``, if
+    given, receives each source's judged claims (to judge again under another reading without redoing the rest)."""
     if sources is None:
         sources = sorted({s for f in units.values() for s in f["source"].unique()})
     sources = [*sources, *([ACROSS_MODELS] if any(across_models(c) for c in claims) else [])]
     rows = []
     for source in sources:
-        judged: list[Judged] = []
+        judged: dict[str, Judged] = {}
         missing: list[Claim] = []
         for c in claims:
-            table = units.get(c.units)
-            mine = None if table is None else table[_of_source(table, source, across_models(c))]
-            frame = None if mine is None or mine.empty else groups(c, mine)
-            if frame is None or not _both_groups(c, frame):
+            j = judge_claim(c, units, source)
+            if j is None:
                 missing.append(c)
-                continue
-            judged.append(judge_one(c, frame))
-        family = [j for j in judged if math.isfinite(j.p_decision)]
-        holm = multipletests([j.p_decision for j in family], method="holm")[1] if family else []
-        adjusted = dict(zip(map(id, family), holm, strict=True))
-        for j in judged:
-            rows.append(_row(paper_id, source, j, adjusted.get(id(j))))
+            else:
+                judged[c.claim_id] = j
+        if keep is not None:
+            keep[source] = judged
+        rows += holm_rows(paper_id, source, list(judged.values()))
         for c in missing:  # named only where the source ran the claim's table (a stand-in's source plays in one)
             table = units.get(c.units)
             ran = table is not None and (source == ACROSS_MODELS or (table["source"] == source).any())
             if ran and across_models(c) == (source == ACROSS_MODELS):
                 rows.append(_absent(paper_id, source, c))
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+
+
+def judge_claim(claim: Claim, units: dict[str, pd.DataFrame], source: str) -> Judged | None:
+    """One claim on one source's units, before Holm; None when the source lacks its units or one of its groups."""
+    table = units.get(claim.units)
+    mine = None if table is None else table[_of_source(table, source, across_models(claim))]
+    frame = None if mine is None or mine.empty else groups(claim, mine)
+    if frame is None or not _both_groups(claim, frame):
+        return None
+    return judge_one(claim, frame)
+
+
+def holm_rows(paper_id: str, source: str, judged: list[Judged]) -> list[dict]:
+    """The verdict rows of one source's judged claims, Holm-corrected over those with a p-value."""
+    from statsmodels.stats.multitest import multipletests
+
+    family = [j for j in judged if math.isfinite(j.p_decision)]
+    holm = multipletests([j.p_decision for j in family], method="holm")[1] if family else []
+    adjusted = dict(zip(map(id, family), holm, strict=True))
+    return [_row(paper_id, source, j, adjusted.get(id(j))) for j in judged]
 
 
 ACROSS_MODELS = "llm:*"
@@ -250,6 +307,8 @@ def _row(paper_id: str, source: str, j: Judged, p_adj: float | None) -> dict:
         "units_for_power": need,
         "robust": None,
         "flips_under": None,
+        "held_under": None,
+        "not_checked": None,
         "method": est.method,
     }
 

@@ -95,6 +95,19 @@ class Setup:
         if self.pbt not in PBT_CHOICES:
             raise ValueError(f"pbt must be one of {', '.join(PBT_CHOICES)}; got {self.pbt!r}")
 
+    def readings(self) -> dict[str, str]:
+        """The readings (``data/readings/adaptive_tom.csv``) as the units tables' columns, so a run under another
+        reading sits beside the default's instead of replacing it: ``tie_break`` for formal agents (``independent``
+        or ``shared(ε=…)``), ``llm_history`` for LLM agents, ``carry_losses`` for both (empty where one does not
+        apply)."""
+        formal = self.model == "formal"
+        ties = "independent" if self.tie_break == "independent" else f"shared(ε={self.tie_epsilon:g})"
+        return {
+            "tie_break": ties if formal else "",
+            "llm_history": "" if formal else str(self.llm_history),
+            "carry_losses": str(self.carry_losses),
+        }
+
     @property
     def source(self) -> str:
         base = "formal" if self.model == "formal" else source_of(self.model)
@@ -355,7 +368,7 @@ async def _run_table(
         bar.close()
         log.close()
     table = attach_paper_values(pd.DataFrame(rows))
-    write_episode_units(per_episode, results)
+    write_episode_units(per_episode, results, setup.readings())
     return Reproduction(table=table, episodes=pd.DataFrame(per_episode), run_id=log.run_id)
 
 
@@ -888,7 +901,7 @@ async def table3(
             cell = _cell_rows(base, "time", scores[a], setup.source)
             rows += [{**r, "note": STAND_IN_NOTE} for r in cell] if a == "PBT" else cell
     table = attach_paper_values(pd.DataFrame(rows))
-    write_episode_units(per_episode, results)
+    write_episode_units(per_episode, results, setup.readings())
     return Reproduction(table=table, episodes=pd.DataFrame(per_episode), run_id=log.run_id)
 
 

@@ -7,9 +7,8 @@ from pathlib import Path
 import pandas as pd
 
 from tomlib.claims import load_claims, verdict_text
-from tomlib.claims._text import fmt
-
-ROBUSTNESS_PENDING = "not checked yet"
+from tomlib.claims._robust import load_readings
+from tomlib.claims._text import fmt, robustness_across, robustness_text
 
 
 def claims_table(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
@@ -25,9 +24,25 @@ def claims_table(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
             row[s] = verdict_text(got.loc[s]) if s in got.index else "not reproduced (no units)"
         if not sources:
             row["ours"] = f"not reproduced: no run has written {c.units} yet"
-        robust = got["robust"].dropna() if "robust" in got else pd.Series(dtype=object)
-        row["robust to our readings"] = ROBUSTNESS_PENDING if robust.empty else "; ".join(map(str, robust))
+        texts = {s: robustness_text(got.loc[s]) for s in sources if s in got.index}
+        row["robust to our readings?"] = robustness_across(texts) or "no verdict to check"
         rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def readings_reach(paper_id: str) -> pd.DataFrame:
+    """The paper's readings that bear on claims, the units column that carries each, and what computes an
+    alternative (``data/claims/readings.csv``)."""
+    rows = [
+        {
+            "reading": r.parameter,
+            "units column": r.column or "(none)",
+            "bears on": r.concerns,
+            "an alternative": r.computed_by,
+        }
+        for r in load_readings(paper_id)
+        if r.tables
+    ]
     return pd.DataFrame(rows)
 
 

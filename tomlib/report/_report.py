@@ -17,7 +17,7 @@ import pandas as pd
 from tomlib.claims import write_claims
 from tomlib.paths import data_dir, portable, results_dir
 from tomlib.redact import redact_text
-from tomlib.report._claims import claims_table, forest_plot
+from tomlib.report._claims import claims_table, forest_plot, readings_reach
 from tomlib.report._tables import PAPER_IDS, compare, paper_table_index, read_results, side_by_side
 
 PAPERS = {
@@ -334,6 +334,15 @@ def _claims_part(root: Path, paper_id: str, verdicts: pd.DataFrame) -> tuple[lis
     if fig is not None:
         md += [f"![claims of {paper_id}](figures/{fig.name})", ""]
         hs.append(f"<p><img src='figures/{fig.name}' alt='claims of {paper_id}' style='max-width:100%'></p>")
+    reach = readings_reach(paper_id)
+    if not reach.empty:
+        how = (
+            "Robust to our readings? Each verdict is judged again under every alternative of our readings that these "
+            "results hold; a flip names it as `reading=value`. A reading no run has computed an alternative for is "
+            '"not checked"; this says what would compute one (`data/claims/readings.csv`):'
+        )
+        md += [how, "", _md_table(reach), ""]
+        hs += [f"<p>{_inline_html(how)}</p>", _html_table(reach)]
     return md, hs
 
 

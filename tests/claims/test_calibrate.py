@@ -1,0 +1,38 @@
+"""The engine's planner agrees with what its verdicts do: replications at the planned n are supported about as
+often as the planner says, and false verdicts under the null stay at alpha (``benchmarks/bench_claims.py`` runs this
+over every claim of the papers)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tomlib.claims._calibrate import calibrate, draw, mc_bound, null_effect, planned_units
+from tomlib.claims._stats import Estimate
+from tomlib.claims._verdict import ALPHA, power_at, units_for_power
+
+from .test_engine import claim
+
+
+def test_the_power_at_the_planned_units_is_the_target_and_fewer_units_fall_short() -> None:
+    c = claim(paper_effect=0.5, paper_effect_sd=1.0)
+    n = units_for_power(c, Estimate(effect=0.0, se=1.0, df=float("inf"), n_units=10, method=""))
+    assert n == 128
+    assert power_at(c, n, 1.0) >= 0.8 > power_at(c, n - 4, 1.0)
+    paired = claim(paper_effect=0.5, paper_effect_sd=1.0, pair_on="task")
+    assert power_at(paired, 34, 1.0) >= 0.8 > power_at(paired, 30, 1.0)  # one sample of differences
+
+
+def test_replications_at_the_planned_n_are_supported_as_often_as_planned() -> None:
+    c = claim(paper_effect=0.6, paper_effect_sd=1.0)
+    n = planned_units(c)
+    got = calibrate(c, n, 150, np.random.default_rng(7))
+    assert got.false_rate <= mc_bound(ALPHA, 150, z=3.0), got
+    assert abs(got.supported_rate - got.power) <= 0.13, got  # 3 MC SEs at 80%
+
+
+def test_a_margin_claims_null_is_the_edge_of_its_margin() -> None:
+    c = claim(direction="not_greater", margin=2.0, paper_effect=0.0, paper_effect_sd=4.0)
+    assert null_effect(c) == 2.0
+    frame = draw(c, null_effect(c), 4000, np.random.default_rng(1))
+    gap = frame[frame.cond == "A"].value.mean() - frame[frame.cond == "B"].value.mean()
+    assert abs(gap - 2.0) < 0.5

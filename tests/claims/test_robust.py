@@ -1,0 +1,121 @@
+"""Robustness to our readings on known truth: verdicts read the default rows only, an alternative replaces the rows of
+the conditions it ran, a flip is named as ``reading=value``, and a reading no units hold is "not checked"."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tomlib.claims import PAPERS, load_claims
+from tomlib.claims._judge import with_robustness
+from tomlib.claims._robust import Reading, is_default, load_readings, under
+from tomlib.claims._verdict import verdicts
+from tomlib.paths import data_dir
+
+from .test_engine import claim
+
+
+def reading(**over: object) -> Reading:
+    fields: dict = {
+        "paper_id": "t",
+        "parameter": "ties",
+        "column": "ties",
+        "default": "independent",
+        "concerns": "all",
+        "tables": ("t.units",),
+        "computed_by": "a rerun",
+    }
+    fields.update(over)
+    return Reading(**fields)
+
+
+def table(rng: np.random.Generator, means: dict[tuple[str, str], float], n: int = 40) -> pd.DataFrame:
+    """``n`` units per (condition, ties value) with the declared means."""
+    rows = [
+        {"cond": cond, "ties": ties, "unit": i, "metric": "score", "value": rng.normal(mean, 1.0), "source": "sim:x"}
+        for (cond, ties), mean in means.items()
+        for i in range(n)
+    ]
+    return pd.DataFrame(rows).rename(columns={"unit": "episode"})
+
+
+def judged(c, t: pd.DataFrame, readings: list[Reading]) -> pd.Series:
+    base: dict = {}
+    rows = verdicts("t", [c], {"t.units": under(t, readings)}, ["sim:x"], keep=base)
+    return with_robustness(rows, [c], readings, {"t.units": t}, base).iloc[0]
+
+
+def test_the_verdict_reads_the_default_rows_and_an_alternative_that_reverses_it_flips_it() -> None:
+    rng = np.random.default_rng(3)
+    t = table(rng, {("A", "independent"): 1.0, ("B", "independent"): 0.0, ("B", "shared(ε=0.1)"): 2.0})
+    row = judged(claim(), t, [reading()])
+    assert row["verdict"] == "supported", row  # pooled, B's rows would average 1.0 and the claim would not hold
+    assert row["robust"] == "no" and row["flips_under"] == "ties=shared(ε=0.1)", row
+    assert row["effect"] == pytest.approx(1.0, abs=0.4)
+
+
+def test_an_alternative_that_leaves_the_verdict_is_robust_and_one_no_units_hold_is_not_checked() -> None:
+    rng = np.random.default_rng(4)
+    t = table(rng, {("A", "independent"): 1.0, ("B", "independent"): 0.0, ("B", "shared(ε=0.1)"): 0.1})
+    row = judged(claim(), t, [reading()])
+    assert (row["robust"], row["flips_under"], row["not_checked"]) == ("yes", "", ""), row
+    more = [reading(), reading(parameter="history", column="history", default="10")]
+    row = judged(claim(), t, more)
+    assert row["robust"] == "not all checked" and row["not_checked"] == "history", row
+    formal_only = [reading(), reading(parameter="history", column="history", default="10", concerns="formal")]
+    assert judged(claim(), t, formal_only)["robust"] == "yes"  # a formal reading does not bear on sim:x
+
+
+def test_a_condition_without_alternative_rows_keeps_its_default_rows() -> None:
+    rng = np.random.default_rng(5)
+    t = table(rng, {("A", "independent"): 1.0, ("B", "independent"): 0.0, ("A", "shared(ε=0.1)"): 3.0})
+    alt = under(t, [reading()], (reading(), "shared(ε=0.1)"))
+    assert set(zip(alt["cond"], alt["ties"], strict=True)) == {("A", "shared(ε=0.1)"), ("B", "independent")}
+    assert len(alt) == 80
+
+
+def test_a_default_that_depends_on_another_column() -> None:
+    r = reading(column="selection", default="best-aligned; uniform if draft=neurips")
+    t = pd.DataFrame(
+        {
+            "draft": ["iclr", "iclr", "neurips", "neurips", "iclr"],
+            "selection": ["best-aligned", "uniform", "uniform", "best-aligned", ""],
+        }
+    )
+    assert is_default(t, r).tolist() == [True, False, True, False, True]
+
+
+def test_a_choice_of_measure_is_judged_on_each_measure() -> None:
+    rng = np.random.default_rng(6)
+    rows = []
+    for metric, gap in (("ftm_all", 1.0), ("ftm_next", -1.0)):
+        for cond, mean in (("A", gap), ("B", 0.0)):
+            rows += [
+                {"cond": cond, "episode": i, "metric": metric, "value": rng.normal(mean, 1), "source": "sim:x"}
+                for i in range(40)
+            ]
+    r = reading(parameter="ftm measure", column="metric", default="ftm|ftm_next|ftm_all")
+    row = judged(claim(metric="ftm_all"), pd.DataFrame(rows), [r])
+    assert row["verdict"] == "supported" and row["flips_under"] == "metric=ftm_next", row
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_every_reading_of_ours_says_how_it_reaches_the_claims(paper: str) -> None:
+    """A reading added to data/readings/<paper>.csv without a row in data/claims/readings.csv fails here."""
+    path = data_dir() / "readings" / f"{paper}.csv"
+    named = {r["parameter"] for r in csv.DictReader(path.open())} if path.exists() else set()
+    mine = load_readings(paper)
+    declared = {r.parameter for r in mine}
+    assert named - {"(fixed)"} <= declared, f"readings with no row in data/claims/readings.csv: {named - declared}"
+    assert declared <= named, f"data/claims/readings.csv names readings {declared - named} not in {path.name}"
+    tables = {t for c in load_claims(paper) for t in c.tables}
+    for r in mine:
+        assert set(r.tables) <= tables, f"{r.parameter}: tables {set(r.tables) - tables} that no claim reads"
+        assert r.concerns in {"formal", "llm", "all", ""} or r.concerns.startswith("formal+"), r
+        for c in load_claims(paper):  # a claim that pinned a reading could not be judged under its alternatives
+            if r.column and r.column != "metric":
+                for q in (c.select, c.a, c.b):
+                    assert r.column not in q.replace("'", " ").split(), f"{c.claim_id} pins reading {r.column}"
