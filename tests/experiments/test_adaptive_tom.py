@@ -239,3 +239,24 @@ def test_a_run_under_another_tie_model_writes_its_units_beside_the_defaults(isol
     }
     assert (cells.loc[cells["tie_break"] == "shared(ε=0)", "value"] == 0).all()
     assert set(units["llm_history"].astype(str)) == {""} and set(units["carry_losses"].astype(str)) == {"False"}
+
+
+def test_the_weights_claims_get_units_per_episode(isolated: Path) -> None:
+    """§6.1's and Fig. 3's claims are judged per episode: an episode's mean weight per expert against a non-LLM
+    partner, and the weights at an episode's last step (they were 'not reproduced' with no units)."""
+    from tomlib.claims import read_units
+
+    fig = run(at.fig3(tasks=["game1"], partners=["ToM-1"], episodes=3, progress=False))
+    t3 = run(at.table3(episodes=2, progress=False, agents=["A-ToM (Hedge)", "Greedy"]))
+    table = at.expert_weights([t3])
+    units = read_units()
+    final = units["adaptive_tom.fig3_weights"]
+    assert len(final) == 3 * 3 and set(final["expert"]) == {"ToM-0", "ToM-1", "ToM-2"}
+    assert (final.groupby("episode")["value"].sum() - 1).abs().max() < 1e-5  # a distribution per episode
+    events = fig.table[fig.table["step"] == fig.table["step"].max()]
+    assert set(events["expert"]) == set(final["expert"])
+    weights = units["adaptive_tom.weights"]
+    assert set(weights["partner"]) == {"Greedy"} and weights["episode"].nunique() == 2
+    mean = weights.groupby("expert")["value"].mean()  # the episodes' means average to the table's step mean here
+    shown = table[(table["algorithm"] == "Hedge") & (table["partner"] == "Greedy")].set_index("expert")["value"]
+    assert (mean - shown).abs().max() < 0.02, (mean, shown)

@@ -25,6 +25,7 @@ from tomlib.agents import AdaptiveToMAgent, Agent, EpisodeResult, FormalToMAgent
 from tomlib.agents.llm import HISTORY_STEPS, LLMPredictor, LLMResponder, LLMToM, LLMToMAgent
 from tomlib.agents.partners import GreedyAgent, PartnerUnavailable, pbt_partner
 from tomlib.agents.ppo import SOURCE_SUFFIX, Population, PPOPartner, WeightsUnavailable
+from tomlib.claims import write_units
 from tomlib.envs import Game, NoExactModel, load_game
 from tomlib.experiments._checks import check_models, check_names, check_whole
 from tomlib.experiments._cost import Estimate, price
@@ -549,7 +550,36 @@ async def fig3(
             )
     table = pd.DataFrame(rows)
     table["paper_value"] = float("nan")
+    write_units(final_weight_units(events, setup), results)
     return Reproduction(table=table, episodes=run.episodes, run_id=run.run_id)
+
+
+def final_weight_units(events: pd.DataFrame, setup: Setup) -> pd.DataFrame:
+    """Fig. 3's units: per episode and expert, A-ToM's normalized weight P^(k) at the episode's last step (the
+    claim that it identifies its partner's order reads the matching expert's)."""
+    rows = []
+    if events.empty:
+        return pd.DataFrame(rows)
+    last = events.sort_values("step").groupby(["condition", "episode"], sort=True).tail(1)
+    for condition, episode, payload in zip(last["condition"], last["episode"], last["payload"], strict=True):
+        task, pair = str(condition).split(":", 1)
+        for k, p in zip(payload["orders"], payload["probabilities"], strict=True):
+            rows.append(
+                {
+                    "paper_id": PAPER_ID,
+                    "table_id": "fig3_weights",
+                    "task": task,
+                    "player1": "A-ToM",
+                    "player2": pair.split(" vs ")[1],
+                    "episode": int(episode),
+                    "expert": f"ToM-{k}",
+                    "metric": "final_weight",
+                    "value": round(float(p), 6),
+                    "source": setup.source,
+                    **setup.readings(),
+                }
+            )
+    return pd.DataFrame(rows)
 
 
 TIE_EPSILONS = (0.0, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0)
@@ -917,18 +947,42 @@ def expert_weights(runs: Sequence[Reproduction], results: str | None = None) -> 
     from tomlib.trace import load_runs
 
     rows: list[dict[str, Any]] = []
+    units: list[dict[str, Any]] = []
     for run in runs:
         source = str(run.table["source"].iloc[0]) if len(run.table) else "?"
         notes = dict(zip(run.table.get("agent_type", []), run.table.get("note", []), strict=False))
         events = load_runs(results, run_ids=[run.run_id], kinds=["expert_weights"])
         got: dict[tuple[str, str], list[list[float]]] = {}
-        for condition, seat, payload in zip(
-            events.get("condition", []), events.get("agent", []), events.get("payload", []), strict=False
+        per_episode: dict[tuple[str, str, str, int], list[list[float]]] = {}
+        for condition, seat, episode, payload in zip(
+            events.get("condition", []),
+            events.get("agent", []),
+            events.get("episode", []),
+            events.get("payload", []),
+            strict=False,
         ):
             pair = str(condition).split(":", 1)[-1].split(" vs ")
             me, other = (pair[0], pair[1]) if seat == "player1" else (pair[1], pair[0])
             if me in ATOM.values() and other in NON_LLM_PARTNERS:
-                got.setdefault(("FTL" if "FTL" in me else "Hedge", other), []).append(payload["probabilities"])
+                algo = "FTL" if "FTL" in me else "Hedge"
+                got.setdefault((algo, other), []).append(payload["probabilities"])
+                per_episode.setdefault((algo, other, str(seat), int(episode)), []).append(payload["probabilities"])
+        for (algo, partner, seat, episode), probs in per_episode.items():  # §6.1's units: an episode's mean
+            for k, value in enumerate(sum(col) / len(probs) for col in zip(*probs, strict=True)):
+                units.append(
+                    {
+                        "paper_id": PAPER_ID,
+                        "table_id": "weights",
+                        "algorithm": algo,
+                        "partner": partner,
+                        "seat": seat,
+                        "episode": episode,
+                        "expert": f"ToM-{k}",
+                        "metric": "normalized_weight",
+                        "value": round(value, 6),
+                        "source": source if partner == "PBT" else source.removesuffix(SOURCE_SUFFIX),
+                    }
+                )
         for algo in ATOM:
             for partner in NON_LLM_PARTNERS:
                 probs = got.get((algo, partner))
@@ -957,6 +1011,9 @@ def expert_weights(runs: Sequence[Reproduction], results: str | None = None) -> 
                             "note": note,
                         }
                     )
+    if units:  # a pairing two runs both played (Greedy with and without the stand-in) once, as in the table
+        per = pd.DataFrame(units).drop_duplicates(["algorithm", "partner", "seat", "episode", "expert", "source"])
+        write_units(per, results)
     frame = pd.DataFrame(rows)
     if len(frame):  # a pairing two runs both played (Greedy, with and without the stand-in) once, valued first
         valued_first = frame.sort_values("value", key=lambda v: v.isna(), kind="stable")

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from tomlib.sim._play import city_reply, city_translation, city_view, game_action
-from tomlib.sim._spec import SimSpec
+from tomlib.sim._spec import CITY_CONFIGS, SimSpec
 from tomlib.sim._truth import code_task_in, failing_program, question_in
 
 WORDS = [
@@ -117,6 +117,9 @@ def structured(spec: SimSpec, name: str, schema: dict[str, Any], user: str, rng:
         if view is None:
             raise NoRule("a city prompt without the agent's district, load and roads")
         reply = city_reply(view, reply)
+        idle = spec.city_idle.get(CITY_CONFIGS.get(name, ""), 0.0)
+        if idle and rng.random() < idle:  # the declared competence of this configuration
+            reply["action"] = "NONE"
     elif name in ("Program", "Translation"):
         reply = city_translation(user, grounded=name == "Translation")
     elif name.startswith(("PMReplyToM", "DebaterToM")):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class SimSpec(BaseModel):
@@ -33,8 +33,25 @@ class SimSpec(BaseModel):
         default=0.0, ge=0, le=1, description="A matrix-game agent's chance to take another action than its order's."
     )
     judge_draw: float = Field(default=0.0, ge=0, le=1, description="The judge's chance to call a draw.")
+    city_idle: dict[str, float] = Field(
+        default_factory=dict,
+        description="A city agent's chance to do nothing (NONE) instead of its policy's action, per ToM+IB "
+        "configuration (Base, ToM, IB, ToM+IB; read off the reply's schema); a declared effect per condition.",
+    )
     latency_median_s: float = Field(default=0.0, ge=0, description="Median reply time (lognormal).")
     latency_sigma: float = Field(default=0.5, ge=0, description="Lognormal sigma of the reply time.")
     rate_429: float = Field(default=0.0, ge=0, le=1, description="Share of requests answered 429 + Retry-After.")
     retry_after_s: float = Field(default=0.5, ge=0)
     rate_5xx: float = Field(default=0.0, ge=0, le=1, description="Share of requests answered 503.")
+
+    @field_validator("city_idle")
+    @classmethod
+    def _configurations(cls, v: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(v) - set(CITY_CONFIGS.values()))
+        if unknown or not all(0 <= p <= 1 for p in v.values()):
+            raise ValueError(f"city_idle maps configurations {sorted(CITY_CONFIGS.values())} to probabilities; got {v}")
+        return v
+
+
+CITY_CONFIGS = {"Reply": "Base", "ReplyToM": "ToM", "ReplyIB": "IB", "ReplyToMIB": "ToM+IB"}
+"""A city agent's reply schema, by its name, and the configuration that asks for it."""
