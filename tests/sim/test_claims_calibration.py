@@ -8,19 +8,19 @@ from pathlib import Path
 import pytest
 
 from tomlib.claims._verdict import verdicts
-from tomlib.experiments._calibration import city_trials, the_claim
+from tomlib.experiments._calibration import run_block, the_claim
 from tomlib.sim import SimSpec
 
 
-def _verdict(idle: dict[str, float], trials: int) -> dict:
-    frame = city_trials(idle, trials, seed=3).assign(metric="y")
-    return verdicts("cal", [the_claim()], {"calibration": frame}).iloc[0].to_dict()
+def _verdict(paper: str, spec: dict[str, object], units: int) -> dict:
+    frame = run_block(paper, spec, units, seed=3)
+    return verdicts("cal", [the_claim(paper)], {"calibration": frame}).iloc[0].to_dict()
 
 
 def test_a_declared_gain_of_tom_ib_is_supported_and_the_callers_results_are_untouched(isolated: Path) -> None:
-    got = _verdict({"Base": 0.6, "ToM+IB": 0.0}, trials=6)
+    got = _verdict("tom_ib", {"city_idle": {"Base": 0.6, "ToM+IB": 0.0}}, units=6)
     assert got["verdict"] == "supported" and got["effect"] > 0 and got["n_units"] == 12, got
-    reverse = _verdict({"Base": 0.0, "ToM+IB": 0.6}, trials=6)
+    reverse = _verdict("tom_ib", {"city_idle": {"Base": 0.0, "ToM+IB": 0.6}}, units=6)
     assert reverse["verdict"] == "contradicted", reverse
     assert not (isolated / "results" / "units").exists()  # the runs wrote to their own scratch folder
 
@@ -30,3 +30,11 @@ def test_the_declared_competence_names_known_configurations() -> None:
         SimSpec(city_idle={"ToM-IB": 0.1})
     with pytest.raises(ValueError, match="city_idle"):
         SimSpec(city_idle={"Base": 1.5})
+
+
+def test_matrix_agents_of_their_declared_order_coordinate_when_aligned_and_coin_flips_do_not(isolated: Path) -> None:
+    exact = _verdict("adaptive_tom", {"tom_error": 0.0}, units=4)
+    assert exact["verdict"] == "supported" and exact["effect"] > 20, exact
+    flips = run_block("adaptive_tom", {"tom_error": 0.5}, 40, seed=4)
+    gap = flips.groupby("alignment")["value"].mean()
+    assert abs(gap["aligned"] - gap["misaligned"]) < 6, gap  # 40 episodes a pair: SE about 2.1 points

@@ -1,12 +1,11 @@
 """The claims engine end to end on the simulated model: an experiment run live against a sim that declares an effect
 per condition, its units judged as any run's are.
 
-ToM+IB's claim that ToM with internal beliefs beats the base agents (``tom_ib.gpt35_tomib_helps``, its model left
-out: the sim stands in) is run through Fig. 5's experiment on a sim whose city agents idle (do nothing instead of
-their policy's action) with a declared probability per configuration: the same for both under the null, less often
-with ToM+IB under the effect. Each replication is a block of ``trials`` trials per configuration. The effect and the
-spread that the engine's planner is given are those of all the blocks pooled (the declared idling sets the effect;
-its size in final health is measured, not assumed); the paper prints no number for this claim.
+One claim per paper that the sim can declare a truth for (:data:`CASES`; its model, where it names one, left out: the
+sim stands in), run through the paper's experiment under a declared null and a declared effect. Each replication is
+a block of units per condition. The declared competence sets the effect; its size in the claim's metric is measured
+on all the blocks pooled and given to the engine's planner, which says what the "supported" rate should be. The
+coalition paper has no case yet.
 """
 
 from __future__ import annotations
@@ -26,10 +25,6 @@ from tomlib.claims import Claim, load_claims
 from tomlib.claims._calibrate import design
 from tomlib.claims._verdict import power_at, verdicts
 from tomlib.paths import configs_dir
-
-CLAIM = "tom_ib.gpt35_tomib_helps"
-NULL_IDLE = {"Base": 0.3, "ToM+IB": 0.3}
-EFFECT_IDLE = {"Base": 0.3, "ToM+IB": 0.2}
 
 
 @contextmanager
@@ -59,33 +54,78 @@ def scratch_setup(spec: object, name: str) -> Iterator[None]:
                     os.environ[k] = v
 
 
-def city_trials(idle: dict[str, float], trials: int, seed: int) -> pd.DataFrame:
-    """Final health per trial of the Base and ToM+IB teams on a sim that idles as declared (``trials`` each)."""
+@dataclass(frozen=True)
+class Case:
+    """One claim run end to end: the sim's declared competence under the null and under the effect, how a block of
+    units is run, and the claim's groups as the run labels them."""
+
+    claim_id: str
+    null: dict[str, object]  # SimSpec fields
+    effect: dict[str, object]
+    a: str
+    b: str
+    select: str = ""
+
+
+CASES = {
+    "tom_ib": Case(
+        "tom_ib.gpt35_tomib_helps",
+        null={"city_idle": {"Base": 0.3, "ToM+IB": 0.3}},
+        effect={"city_idle": {"Base": 0.3, "ToM+IB": 0.2}},
+        a="configuration == 'ToM+IB'",
+        b="configuration == 'Base'",
+    ),
+    "adaptive_tom": Case(
+        "adaptive_tom.alignment_matters_point",
+        null={"tom_error": 0.5},  # two actions, each a coin flip: no pair can coordinate better than another
+        effect={"tom_error": 0.2},
+        a="alignment == 'aligned'",
+        b="alignment == 'misaligned'",
+        select="task == 'memory_1'",
+    ),
+}
+"""ToM+IB: its city agents idle (NONE instead of their policy's action) with a declared probability per
+configuration. adaptive_tom: its matrix-game agents take another action than their order's with probability
+``tom_error``; at 0.5 in a two-action game every action is a coin flip, so aligned pairs do no better than misaligned
+ones."""
+
+AT_PAIRS = (("ToM-1", "ToM-0"), ("ToM-1", "ToM-1"))  # one aligned pair, one misaligned
+
+
+def run_block(paper: str, spec: dict[str, object], units: int, seed: int) -> pd.DataFrame:
+    """``units`` units per condition of the case's experiment on a sim declared by ``spec``: its units rows."""
     from tomlib.claims import read_units
-    from tomlib.experiments import tom_ib
+    from tomlib.experiments import adaptive_tom, tom_ib
     from tomlib.sim import SimSpec
 
     name = "calibration"
-    with scratch_setup(SimSpec(name=name, seed=seed, city_idle=idle), name):
-        asyncio.run(
-            tom_ib.fig5(models=[name], configs=["Base", "ToM+IB"], trials=trials, llm_mode="auto", progress=False)
-        )
-        units = read_units()["tom_ib.fig5"]
-    rows = units[(units["metric"] == "final_health") & (units["source"] == f"sim:{name}")]
-    return rows.reset_index(drop=True)
+    with scratch_setup(SimSpec(name=name, seed=seed, **spec), name):  # type: ignore[arg-type]
+        if paper == "tom_ib":
+            run = tom_ib.fig5(models=[name], configs=["Base", "ToM+IB"], trials=units, llm_mode="auto", progress=False)
+            table, metric, unit = "tom_ib.fig5", "final_health", "trial"
+        else:
+            run = adaptive_tom.table1(
+                model=name, llm_mode="auto", tasks=["memory_1"], pairs=list(AT_PAIRS), episodes=units, progress=False
+            )
+            table, metric, unit = "adaptive_tom.table1", "point", "episode"
+        asyncio.run(run)  # type: ignore[arg-type]
+        rows = read_units()[table]
+    rows = rows[(rows["metric"] == metric) & (rows["source"] == f"sim:{name}")].reset_index(drop=True)
+    return rows.assign(metric="y", _unit=rows[unit].astype(int))
 
 
-def the_claim() -> Claim:
-    """The claim as the calibration judges it: its groups (ToM+IB against Base), no model selected."""
-    claim = next(c for c in load_claims("tom_ib") if c.claim_id == CLAIM)
-    return design(claim).model_copy(update={"a": claim.a, "b": claim.b})
+def the_claim(paper: str = "tom_ib") -> Claim:
+    """The case's claim as the calibration judges it: its test and unit structure, its groups, no model selected."""
+    case = CASES[paper]
+    claim = next(c for c in load_claims(paper) if c.claim_id == case.claim_id)
+    return design(claim).model_copy(update={"a": case.a, "b": case.b, "select": case.select})
 
 
 @dataclass
 class EndToEnd:
     claim_id: str
     reps: int
-    trials: int
+    per_block: int
     false_rate: float
     supported_rate: float
     power: float
@@ -93,23 +133,24 @@ class EndToEnd:
     sd: float
 
 
-def end_to_end(reps: int = 100, trials: int = 5, seed: int = 0) -> EndToEnd:
-    """``reps`` replications of ``trials`` trials per configuration under the declared null and the declared effect."""
-    c = the_claim()
-    rates = {}
-    pooled = None
-    for truth, idle in (("null", NULL_IDLE), ("effect", EFFECT_IDLE)):
-        frame = city_trials(idle, reps * trials, seed).assign(metric="y")
-        frame["rep"] = frame["trial"].astype(int) // trials
-        decided = [verdicts("cal", [c], {"calibration": block}).iloc[0]["verdict"] for _, block in frame.groupby("rep")]
-        rates[truth] = decided
-        if truth == "effect":
-            pooled = frame
-    assert pooled is not None
-    a = pooled.loc[pooled["configuration"] == "ToM+IB", "value"]
-    b = pooled.loc[pooled["configuration"] == "Base", "value"]
+def end_to_end(paper: str = "tom_ib", reps: int = 100, per_block: int = 5, seed: int = 0) -> EndToEnd:
+    """``reps`` blocks of ``per_block`` units per condition under the declared null and the declared effect; the
+    planner is given the effect and spread of all the effect's blocks pooled."""
+    case, c = CASES[paper], the_claim(paper)
+    decided = {}
+    pooled = pd.DataFrame()
+    for truth, spec in (("null", case.null), ("effect", case.effect)):
+        frame = run_block(paper, spec, reps * per_block, seed)
+        frame["rep"] = frame["_unit"] // per_block
+        decided[truth] = [
+            verdicts("cal", [c], {"calibration": block}).iloc[0]["verdict"] for _, block in frame.groupby("rep")
+        ]
+        pooled = frame
+    picked = pooled.query(c.select) if c.select else pooled
+    a, b = picked.query(c.a)["value"], picked.query(c.b)["value"]
     effect, sd = float(a.mean() - b.mean()), float(((a.var() + b.var()) / 2) ** 0.5)
-    power = power_at(c.model_copy(update={"paper_effect": effect, "paper_effect_sd": sd}), 2 * trials, sd) or 0.0
-    false = sum(v in ("supported", "contradicted") for v in rates["null"]) / reps
-    supported = sum(v == "supported" for v in rates["effect"]) / reps
-    return EndToEnd(CLAIM, reps, trials, false, supported, power, effect, sd)
+    n_units = len(picked) // reps
+    power = power_at(c.model_copy(update={"paper_effect": effect, "paper_effect_sd": sd}), n_units, sd) or 0.0
+    false = sum(v in ("supported", "contradicted") for v in decided["null"]) / reps
+    supported = sum(v == "supported" for v in decided["effect"]) / reps
+    return EndToEnd(case.claim_id, reps, per_block, false, supported, power, effect, sd)
