@@ -45,7 +45,7 @@ def table(rng: np.random.Generator, means: dict[tuple[str, str], float], n: int 
 def judged(c, t: pd.DataFrame, readings: list[Reading]) -> pd.Series:
     base: dict = {}
     rows = verdicts("t", [c], {"t.units": under(t, readings)}, ["sim:x"], keep=base)
-    return with_robustness(rows, [c], readings, {"t.units": t}, base).iloc[0]
+    return with_robustness(rows, "t", [c], readings, {"t.units": t}, base).iloc[0]
 
 
 def test_the_verdict_reads_the_default_rows_and_an_alternative_that_reverses_it_flips_it() -> None:
@@ -119,3 +119,16 @@ def test_every_reading_of_ours_says_how_it_reaches_the_claims(paper: str) -> Non
             if r.column and r.column != "metric":
                 for q in (c.select, c.a, c.b):
                     assert r.column not in q.replace("'", " ").split(), f"{c.claim_id} pins reading {r.column}"
+
+
+def test_a_run_only_under_another_reading_is_judged_and_labelled_by_it() -> None:
+    """A notebook run with tie_break=shared in a fresh results folder: no default rows, so the verdict is given under
+    that reading, as its own column, never as the default's."""
+    rng = np.random.default_rng(8)
+    t = table(rng, {("A", "shared(ε=0)"): 1.0, ("B", "shared(ε=0)"): 0.0})
+    base: dict = {}
+    rows = verdicts("t", [claim()], {"t.units": under(t, [reading()])}, ["sim:x"], keep=base)
+    out = with_robustness(rows, "t", [claim()], [reading()], {"t.units": t}, base)
+    got = out.set_index("source")
+    assert "sim:x" not in got.index or got.loc["sim:x", "verdict"] == "not reproduced"
+    assert got.loc["sim:x (ties=shared(ε=0))", "verdict"] == "supported", out

@@ -19,7 +19,7 @@ from tomlib.claims._robust import (
     touches,
     unchecked,
 )
-from tomlib.claims._text import robustness_across, robustness_text, verdict_text
+from tomlib.claims._text import ONLY_UNDER, robustness_across, robustness_text, verdict_text
 from tomlib.claims._units import read_units
 from tomlib.claims._verdict import (
     ACROSS_MODELS,
@@ -63,13 +63,14 @@ def judge(
         base: dict[str, dict[str, Judged]] = {}
         judged = verdicts(paper, claims, defaults_only(mine, readings), sources, keep=base)
         if robustness:
-            judged = with_robustness(judged, claims, readings, mine, base)
+            judged = with_robustness(judged, paper, claims, readings, mine, base)
         frames.append(judged)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=VERDICT_COLUMNS)
 
 
 def with_robustness(
     judged: pd.DataFrame,
+    paper: str,
     claims: list[Claim],
     readings: list[Reading],
     units: dict[str, pd.DataFrame],
@@ -78,32 +79,40 @@ def with_robustness(
     """Fill ``robust``, ``flips_under``, ``held_under`` and ``not_checked``: under each alternative of each reading
     (:mod:`tomlib.claims._robust`), the claims whose rows it changes are judged again and Holm's correction is redone
     over the source's family (the others keep their judgement); a claim flips when its verdict changes."""
-    if judged.empty:
-        return judged
-    paper = str(judged["paper_id"].iloc[0])
     by_id = {c.claim_id: c for c in claims}
     verdict_of = {(r.claim_id, r.source): r.verdict for r in judged.itertuples() if r.verdict != "not reproduced"}
     picks = Picks(units)
+    extra: list[dict] = []
     found: dict[tuple[str, str], Robustness] = {}
     checked: dict[tuple[str, str], set[str]] = {}
     for alt in alternatives_of(readings, units, claims):
         alt_units: dict[str, pd.DataFrame] | None = None
         for source, family in base.items():
-            touched = [
-                c for c in claims if (c.claim_id, source) in verdict_of and touches(alt, c, picks.of(c, source, alt))
-            ]
-            if not touched:
+            hit = [c for c in claims if touches(alt, c, picks.of(c, source, alt))]
+            orphans = [c for c in hit if (c.claim_id, source) not in verdict_of]  # run under this reading only
+            if not hit:
                 continue
             alt_units = alt_units if alt_units is not None else alt.units(units, readings)
             again = dict(family)
-            judged_again = []
-            for c in touched:
+            judged_again: list[Claim] = []
+            only_here: set[str] = set()
+            for c in hit:
                 j = judge_claim(alt.claims([c])[0], alt_units, source)
                 checked.setdefault((c.claim_id, source), set()).add(alt.reading.parameter)
-                if j is not None:  # None: it lacks a group (no FTM after the last round)
-                    again[c.claim_id] = j
+                if j is None:  # it lacks a group under this alternative (no FTM after the last round)
+                    continue
+                again[c.claim_id] = j
+                if c in orphans:
+                    only_here.add(c.claim_id)
+                else:
                     judged_again.append(c)
-            now = {r["claim_id"]: r["verdict"] for r in holm_rows(paper, source, list(again.values()))}
+            rows = holm_rows(paper, source, list(again.values()))
+            now = {r["claim_id"]: r["verdict"] for r in rows}
+            extra += [
+                {**r, "source": f"{source} ({alt.label})", "robust": ONLY_UNDER, "_of": source}
+                for r in rows
+                if r["claim_id"] in only_here
+            ]
             for c in judged_again:
                 key = (c.claim_id, source)
                 got = found.setdefault(key, Robustness([], [], []))
@@ -120,6 +129,10 @@ def with_robustness(
         out.at[i, "flips_under"] = "; ".join(got.flips)
         out.at[i, "held_under"] = "; ".join(got.held)
         out.at[i, "not_checked"] = "; ".join(got.not_checked)
+    if extra:  # claims a run judged only under a reading other than the default: the alternative with most units
+        more = pd.DataFrame(extra).sort_values("n_units", ascending=False, kind="stable")
+        more = more.drop_duplicates(["claim_id", "_of"]).sort_index()
+        out = pd.concat([out, more[VERDICT_COLUMNS]], ignore_index=True)
     return out
 
 

@@ -32,10 +32,16 @@ def verdict_text(row: pd.Series) -> str:
     return text
 
 
+ONLY_UNDER = "run under this reading only"
+"""``robust`` of a verdict judged on a run under a non-default reading, with no run under the default to compare."""
+
+
 def robustness_text(row: pd.Series) -> str:
     """``robust to tie_break=…`` / ``flips under selection=uniform`` / what is not checked yet, in a few words."""
     if str(row.get("verdict")) == "not reproduced" or pd.isna(row.get("robust")):
         return ""
+    if row.get("robust") == ONLY_UNDER:
+        return "judged under the reading in its column only: no run under our default to compare"
     flips, missing = _text(row.get("flips_under")), _text(row.get("not_checked"))
     flipped = flips.split("; ") if flips else []
     shown = ", ".join(f"`{f}`" for f in flipped[:3]) + (f" and {len(flipped) - 3} more" if len(flipped) > 3 else "")
