@@ -204,3 +204,14 @@ def test_a_rerun_replaces_its_condition_and_keeps_the_others(tmp_path) -> None:
         "size": {"authors": 1, "paper": 2},
         "mean": {"authors": 5.0, "paper": 2.0},
     }
+
+
+def test_an_inconclusive_verdict_without_units_for_power_says_why() -> None:
+    from tomlib.claims import verdict_text
+
+    rng = np.random.default_rng(9)
+    no_effect = verdict_of(claim(), units(rng.normal(0, 1, 6), rng.normal(0, 1, 6)))
+    assert no_effect["verdict"] == "inconclusive"
+    assert verdict_text(no_effect).endswith("no units for 80% power: the paper prints no effect to plan with")
+    wrong_way = verdict_of(claim(paper_effect=-0.5), units(rng.normal(0, 1, 6), rng.normal(0, 1, 6)))
+    assert "at the paper's own effect the claim does not hold" in verdict_text(wrong_way)

@@ -21,7 +21,8 @@ def verdict_text(row: pd.Series) -> str:
         return "not reproduced (no units)"
     n = int(row["n_units"]) if not pd.isna(row["n_units"]) else 0
     if pd.isna(row["effect"]):  # too few units to estimate anything (the method says why)
-        text = f"{v}: {row.get('method') or 'too few units'} (n = {n})"
+        method = str(row.get("method") or "").split("; no units for 80% power: ")[0]
+        text = f"{v}: {method or 'too few units'} (n = {n})"
     elif pd.isna(row["ci_low"]):
         text = f"{v}: {fmt(row['effect'])}, no spread to estimate from n = {n}"
     else:
@@ -29,6 +30,8 @@ def verdict_text(row: pd.Series) -> str:
     need = row.get("units_for_power")
     if v == "inconclusive" and need is not None and not pd.isna(need):
         text += f"; {int(need)} would give 80% power at the paper's effect"
+    elif v == "inconclusive" and "no units for 80% power: " in str(row.get("method") or ""):
+        text += "; " + str(row["method"]).split("; ")[-1]
     return text
 
 

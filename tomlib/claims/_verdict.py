@@ -22,6 +22,7 @@ from tomlib.claims._stats import Estimate, one_sample, paired, rate, rate_diff, 
 
 ALPHA = 0.05
 POWER = 0.8
+NO_POWER = "no units for 80% power: "
 VERDICT_COLUMNS = [
     "paper_id",
     "claim_id",
@@ -294,6 +295,17 @@ def _row(paper_id: str, source: str, j: Judged, p_adj: float | None) -> dict:
     else:
         verdict = "inconclusive"
     need = units_for_power(claim, est, j.base_rate) if verdict == "inconclusive" else None
+    method = est.method
+    if verdict == "inconclusive" and need is None:
+        distance = paper_distance(claim)
+        why = (
+            "the paper prints no effect to plan with"
+            if distance is None
+            else "at the paper's own effect the claim does not hold"
+            if distance <= 0
+            else "no spread to plan with"
+        )
+        method += f"; {NO_POWER}{why}"
     return {
         "paper_id": paper_id,
         "claim_id": claim.claim_id,
@@ -309,7 +321,7 @@ def _row(paper_id: str, source: str, j: Judged, p_adj: float | None) -> dict:
         "flips_under": None,
         "held_under": None,
         "not_checked": None,
-        "method": est.method,
+        "method": method,
     }
 
 
