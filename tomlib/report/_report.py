@@ -329,7 +329,7 @@ def _claims_part(root: Path, paper_id: str, verdicts: pd.DataFrame) -> tuple[lis
         "within the paper). [claims.csv](claims.csv) has them as data; `data/claims/` says how each is tested."
     )
     md, hs = ["### Claims", "", why, "", _md_table(table), ""], ["<h3>Claims</h3>", f"<p>{_inline_html(why)}</p>"]
-    hs.append(_html_table(table))
+    hs.append(re.sub(r"`([^`<>]+)`", r"<code>\1</code>", _html_table(table)))  # `reading=value` in the cells
     fig = forest_plot(paper_id, verdicts, root / "figures" / f"claims.{paper_id}.png")
     if fig is not None:
         md += [f"![claims of {paper_id}](figures/{fig.name})", ""]
