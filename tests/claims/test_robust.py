@@ -11,7 +11,7 @@ import pytest
 
 from tomlib.claims import PAPERS, load_claims
 from tomlib.claims._judge import with_robustness
-from tomlib.claims._robust import Reading, is_default, load_readings, under
+from tomlib.claims._robust import CLAIMS_COLUMNS, Reading, is_default, load_readings, under
 from tomlib.claims._verdict import verdicts
 from tomlib.paths import data_dir
 
@@ -104,15 +104,16 @@ def test_a_choice_of_measure_is_judged_on_each_measure() -> None:
 
 @pytest.mark.parametrize("paper", PAPERS)
 def test_every_reading_of_ours_says_how_it_reaches_the_claims(paper: str) -> None:
-    """A reading added to data/readings/<paper>.csv without a row in data/claims/readings.csv fails here."""
+    """A reading added to data/readings/<paper>.csv without its claims_* columns filled fails here."""
     path = data_dir() / "readings" / f"{paper}.csv"
-    named = {r["parameter"] for r in csv.DictReader(path.open())} if path.exists() else set()
+    rows = list(csv.DictReader(path.open())) if path.exists() else []
+    assert all(set(CLAIMS_COLUMNS) <= set(r) for r in rows), f"{path.name} lacks columns {CLAIMS_COLUMNS}"
+    chosen = [r["parameter"] for r in rows if r["parameter"] != "(fixed)"]
     mine = load_readings(paper)
-    declared = {r.parameter for r in mine}
-    assert named - {"(fixed)"} <= declared, f"readings with no row in data/claims/readings.csv: {named - declared}"
-    assert declared <= named, f"data/claims/readings.csv names readings {declared - named} not in {path.name}"
+    assert [r.parameter for r in mine] == chosen
     tables = {t for c in load_claims(paper) for t in c.tables}
     for r in mine:
+        assert r.computed_by, f"{r.parameter}: claims_alternative must say what computes an alternative"
         assert set(r.tables) <= tables, f"{r.parameter}: tables {set(r.tables) - tables} that no claim reads"
         assert r.concerns in {"formal", "llm", "all", ""} or r.concerns.startswith("formal+"), r
         for c in load_claims(paper):  # a claim that pinned a reading could not be judged under its alternatives

@@ -1,7 +1,8 @@
 """Whether a verdict rests on a reading of ours: each claim judged again under every alternative the units hold.
 
 A reading (``data/readings/``: a rule we chose where the paper is silent) reaches the claims as a column of the units
-tables (``data/claims/readings.csv`` says which, its default, whom it concerns and what computes an alternative).
+tables (the ``claims_*`` columns of ``data/readings/<paper>.csv`` say which, its default, whom it concerns and what
+computes an alternative).
 The verdicts proper are judged on the default rows only. For an alternative value, every condition that has rows
 under it takes those rows in place of its default rows, the other conditions keep theirs, and the whole paper is
 judged again (Holm over the same family). A claim flips when its verdict for a source differs. A reading whose
@@ -24,7 +25,7 @@ from tomlib.paths import data_dir
 
 @dataclass(frozen=True)
 class Reading:
-    """How one reading of ``data/readings/<paper>.csv`` reaches the claims (a row of ``data/claims/readings.csv``)."""
+    """How one reading of ``data/readings/<paper>.csv`` reaches the claims (its ``claims_*`` columns)."""
 
     paper_id: str
     parameter: str
@@ -50,22 +51,35 @@ class Reading:
         return source == self.concerns
 
 
+CLAIMS_COLUMNS = ("claims_column", "claims_default", "claims_concerns", "claims_tables", "claims_alternative")
+"""The columns of ``data/readings/<paper>.csv`` that say how a reading reaches the claims (REPORT shows the rest)."""
+
+
 def load_readings(paper_id: str | None = None) -> list[Reading]:
-    """The readings of ``data/claims/readings.csv`` (one paper's, or all)."""
-    frame = pd.read_csv(data_dir() / "claims" / "readings.csv", dtype=str, keep_default_na=False)
-    out = [
-        Reading(
-            paper_id=r.paper_id,
-            parameter=r.parameter,
-            column=r.column,
-            default=r.default,
-            concerns=r.concerns,
-            tables=tuple(t.strip() for t in r.tables.split(";") if t.strip()),
-            computed_by=r.computed_by,
-        )
-        for r in frame.itertuples()
-    ]
-    return [r for r in out if paper_id is None or r.paper_id == paper_id]
+    """How each reading of ``data/readings/<paper>.csv`` (one paper's, or all) reaches the claims; the fixed rules,
+    which have no alternative to judge under, are left out."""
+    from tomlib.claims._registry import PAPERS
+
+    out = []
+    for paper in [paper_id] if paper_id else PAPERS:
+        path = data_dir() / "readings" / f"{paper}.csv"
+        if not path.exists():
+            continue
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        out += [
+            Reading(
+                paper_id=paper,
+                parameter=r["parameter"],
+                column=r["claims_column"],
+                default=r["claims_default"],
+                concerns=r["claims_concerns"],
+                tables=tuple(t.strip() for t in r["claims_tables"].split(";") if t.strip()),
+                computed_by=r["claims_alternative"],
+            )
+            for r in frame.to_dict("records")
+            if r["parameter"] != "(fixed)"
+        ]
+    return out
 
 
 def norm(values: pd.Series) -> pd.Series:
@@ -209,9 +223,9 @@ class Robustness:
 def unchecked(
     readings: Iterable[Reading], claim: Claim, source: str, checked: set[str], picked: pd.DataFrame | None = None
 ) -> list[str]:
-    """Readings that bear on the claim's tables and this source with no alternative in the units (``computed_by``
-    in ``data/claims/readings.csv`` says what would compute one). A reading whose column is empty on every row the
-    claim picks does not apply to them (a zero-credit reading on accuracy rows)."""
+    """Readings that bear on the claim's tables and this source with no alternative in the units
+    (``claims_alternative`` in ``data/readings/<paper>.csv`` says what would compute one). A reading whose column is
+    empty on every row the claim picks does not apply to them (a zero-credit reading on accuracy rows)."""
     mine = set(claim.tables)
     out = []
     for r in readings:

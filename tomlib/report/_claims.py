@@ -32,7 +32,7 @@ def claims_table(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
 
 def readings_reach(paper_id: str) -> pd.DataFrame:
     """The paper's readings that bear on claims, the units column that carries each, and what computes an
-    alternative (``data/claims/readings.csv``)."""
+    alternative (the ``claims_*`` columns of ``data/readings/<paper>.csv``)."""
     rows = [
         {
             "reading": r.parameter,

@@ -281,6 +281,7 @@ def readings_of(paper_id: str, notebook: str | None = None) -> pd.DataFrame:
     notebooks that show it; ``notebook`` (e.g. ``"09"``) keeps that notebook's."""
     path = data_dir() / "readings" / f"{paper_id}.csv"
     frame = pd.read_csv(path, dtype=str, keep_default_na=False) if path.exists() else pd.DataFrame()
+    frame = frame.drop(columns=[c for c in frame.columns if c.startswith("claims_")])  # the claims table shows them
     if notebook is None or frame.empty:
         return frame
     keep = [notebook in _numbers_in(s) for s in frame["shown in"]]
@@ -339,7 +340,7 @@ def _claims_part(root: Path, paper_id: str, verdicts: pd.DataFrame) -> tuple[lis
         how = (
             "Robust to our readings? Each verdict is judged again under every alternative of our readings that these "
             "results hold; a flip names it as `reading=value`. A reading no run has computed an alternative for is "
-            '"not checked"; this says what would compute one (`data/claims/readings.csv`):'
+            '"not checked"; this says what would compute one (the `claims_*` columns of `data/readings/`):'
         )
         md += [how, "", _md_table(reach), ""]
         hs += [f"<p>{_inline_html(how)}</p>", _html_table(reach)]
