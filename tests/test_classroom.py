@@ -66,7 +66,7 @@ def test_class_work_in_the_lab_and_through_the_runner_never_touches_the_research
     import papermill
 
     from tomlib.__main__ import main as cli
-    from tomlib.runner._papermill import environ
+    from tomlib.paths import environ
 
     before = tree_hash(researcher)
     work = prepare(isolated / "classroom")

@@ -6,10 +6,12 @@ from any working directory agree on one place.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 _MARKER = "pyproject.toml"
@@ -166,3 +168,18 @@ def portable_file(path: str | os.PathLike[str], extra: dict[str, str] | None = N
     clean = portable(text, extra)
     if clean != text:
         p.write_text(clean, encoding="utf-8", errors="surrogateescape")
+
+
+@contextlib.contextmanager
+def environ(values: dict[str, str]) -> Iterator[None]:
+    """Set environment variables for the block (kernels started inside inherit them), then restore them."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

@@ -11,7 +11,6 @@ coalition paper has no case yet.
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -24,7 +23,7 @@ import pandas as pd
 from tomlib.claims import Claim, load_claims
 from tomlib.claims._calibrate import design
 from tomlib.claims._verdict import power_at, verdicts
-from tomlib.paths import configs_dir
+from tomlib.paths import configs_dir, environ
 
 
 @contextmanager
@@ -33,25 +32,18 @@ def scratch_setup(spec: object, name: str) -> Iterator[None]:
     folder: nothing of the caller's results, store or configs is touched; the environment is restored after."""
     from tomlib.sim import SimServer
 
-    keys = ("TOMLIB_CONFIGS", "TOMLIB_RESULTS", "TOMLIB_STORE")
-    saved = {k: os.environ.get(k) for k in keys}
     with tempfile.TemporaryDirectory(prefix="tomlib-calibration-") as tmp:
         configs = Path(tmp) / "configs"
         shutil.copytree(configs_dir(), configs)
-        os.environ.update(
-            TOMLIB_CONFIGS=str(configs), TOMLIB_RESULTS=str(Path(tmp) / "results"), TOMLIB_STORE=f"{tmp}/store.sqlite"
-        )
-        try:
-            with SimServer(spec) as srv:  # type: ignore[arg-type]
-                with open(configs / "models.yaml", "a") as fh:
-                    fh.write(srv.model_entry(name))
-                yield
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+        scratch = {
+            "TOMLIB_CONFIGS": str(configs),
+            "TOMLIB_RESULTS": f"{tmp}/results",
+            "TOMLIB_STORE": f"{tmp}/store.sqlite",
+        }
+        with environ(scratch), SimServer(spec) as srv:  # type: ignore[arg-type]
+            with open(configs / "models.yaml", "a") as fh:
+                fh.write(srv.model_entry(name))
+            yield
 
 
 @dataclass(frozen=True)

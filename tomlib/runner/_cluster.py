@@ -30,9 +30,9 @@ from typing import Any
 
 from tomlib.errors import UsageError
 from tomlib.llm._budget import ENV_ESTIMATES, ENV_LEDGER, ENV_SPEND_TO_BUDGET
-from tomlib.paths import scratch_base, store_path
+from tomlib.paths import environ, scratch_base, store_path
 from tomlib.report._tables import ENV_TABLES_MANIFEST
-from tomlib.runner._papermill import environ, execute_one
+from tomlib.runner._papermill import execute_one
 from tomlib.sandbox import SANDBOX_ENV
 from tomlib.trace._log import ENV_RUNS_MANIFEST
 from tomlib.trace._runs import compress_finished

@@ -3,11 +3,9 @@ choosing; what the driver and the dask workers both do."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -98,18 +96,3 @@ def execute_one(
             # and names no local path of this machine (papermill records the notebook's own path too)
             portable_file(output, {str(notebook.parent.resolve()): notebook.parent.name, **_own_results(params)})
     return "ok", time.perf_counter() - t0, ""
-
-
-@contextlib.contextmanager
-def environ(values: dict[str, str]) -> Iterator[None]:
-    """Set environment variables for the block (kernels started inside inherit them), then restore them."""
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
