@@ -86,13 +86,14 @@ def with_robustness(
     found: dict[tuple[str, str], Robustness] = {}
     checked: dict[tuple[str, str], set[str]] = {}
     for alt in alternatives_of(readings, units, claims):
-        alt_units: dict[str, pd.DataFrame] | None = None
+        alt_units: dict[str, pd.DataFrame] = {}  # the alternative's rows, made per table as a claim needs them
         for source, family in base.items():
             hit = [c for c in claims if touches(alt, c, picks.of(c, source, alt))]
             orphans = [c for c in hit if (c.claim_id, source) not in verdict_of]  # run under this reading only
             if not hit:
                 continue
-            alt_units = alt_units if alt_units is not None else alt.units(units, readings)
+            for key in {c.units for c in hit} - set(alt_units):
+                alt_units |= alt.units({key: units[key]}, readings)
             again = dict(family)
             judged_again: list[Claim] = []
             only_here: set[str] = set()
