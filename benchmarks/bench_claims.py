@@ -12,9 +12,10 @@ power to check; their null still counts.
 
 Then, end to end through the sim server (:mod:`tomlib.experiments._calibration`), one claim per paper the sim can
 declare a truth for: ToM+IB's ToM+IB-beats-Base (city agents idle with a declared probability per configuration)
-and adaptive_tom's aligned-beats-misaligned in Memory-1 (matrix-game agents err with a declared probability; at 0.5
-every action is a coin flip). ``--e2e-reps`` blocks of 5 units a condition each; 0 skips it. The coalition paper has
-no end-to-end case yet.
+adaptive_tom's aligned-beats-misaligned in Memory-1 (matrix-game agents err with a declared probability; at 0.5
+every action is a coin flip), and the coalition paper's matching-raises-FTM on HumanEval (engineers follow a PM who
+leads a coalition at a declared rate). ``--e2e-reps`` blocks each (5 units a condition; the coalition's 10 tasks run
+with and without matching); 0 skips it, ``--e2e-papers`` picks the cases.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=200, help="replications per claim and truth (default 200)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--e2e-reps", type=int, default=200, help="end-to-end replications per case (sim server)")
+    parser.add_argument("--e2e-papers", default="tom_ib,adaptive_tom,coalition", help="end-to-end cases to run")
     args = parser.parse_args()
     claims = [c for p in PAPERS for c in load_claims(p) if c.test != "all"]
     skipped = sum(c.test == "all" for p in PAPERS for c in load_claims(p))
@@ -71,7 +73,7 @@ def main() -> None:
     if args.e2e_reps:
         from tomlib.experiments._calibration import CASES, end_to_end
 
-        for paper in CASES:
+        for paper in [p for p in args.e2e_papers.split(",") if p in CASES]:
             t = time.perf_counter()
             e = end_to_end(paper, reps=args.e2e_reps)
             print(

@@ -38,3 +38,17 @@ def test_matrix_agents_of_their_declared_order_coordinate_when_aligned_and_coin_
     flips = run_block("adaptive_tom", {"tom_error": 0.5}, 40, seed=4)
     gap = flips.groupby("alignment")["value"].mean()
     assert abs(gap["aligned"] - gap["misaligned"]) < 6, gap  # 40 episodes a pair: SE about 2.1 points
+
+
+def test_engineers_who_follow_a_coalition_leader_raise_ftm_and_equal_rates_do_not(isolated: Path) -> None:
+    c = the_claim("coalition")
+
+    def verdict(spec: dict[str, object]) -> dict:
+        frame = run_block("coalition", spec, 10, seed=3, per_block=10)  # one seed of 10 tasks, with and without
+        return verdicts("cal", [c], {"calibration": frame}).iloc[0].to_dict()
+
+    gain = verdict({"p_follow": 0.3, "follow_by_pm": {"ToM-1+matching": 1.0}})
+    assert gain["verdict"] == "supported" and gain["n_units"] == 10, gain  # the pairs are the tasks
+    loss = verdict({"p_follow": 0.9, "follow_by_pm": {"ToM-1+matching": 0.0}})
+    assert loss["verdict"] == "contradicted", loss
+    assert not (isolated / "results" / "units").exists()

@@ -20,6 +20,7 @@ from tomlib.claims._robust import (
     unchecked,
 )
 from tomlib.claims._text import ONLY_UNDER, robustness_across, robustness_text, verdict_text
+from tomlib.claims._truth import declared_truth, matches
 from tomlib.claims._units import read_units
 from tomlib.claims._verdict import (
     ACROSS_MODELS,
@@ -64,7 +65,7 @@ def judge(
         judged = verdicts(paper, claims, defaults_only(mine, readings), sources, keep=base)
         if robustness:
             judged = with_robustness(judged, paper, claims, readings, mine, base)
-        frames.append(judged)
+        frames.append(with_declared_truth(judged, claims, defaults_only(mine, readings)))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=VERDICT_COLUMNS)
 
 
@@ -134,6 +135,29 @@ def with_robustness(
         more = pd.DataFrame(extra).sort_values("n_units", ascending=False, kind="stable")
         more = more.drop_duplicates(["claim_id", "_of"]).sort_index()
         out = pd.concat([out, more[VERDICT_COLUMNS]], ignore_index=True)
+    return out
+
+
+def with_declared_truth(judged: pd.DataFrame, claims: list[Claim], units: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Fill ``declared_effect``, ``declared_truth`` and ``matches_truth`` for the verdicts on a simulated model's rows
+    whose competence declares every row's expectation (:mod:`tomlib.claims._truth`)."""
+    by_id = {c.claim_id: c for c in claims}
+    out = judged.copy().astype({"declared_truth": object, "matches_truth": object})
+    for i, r in judged.iterrows():
+        source, claim = str(r["source"]), by_id.get(str(r["claim_id"]))
+        table = units.get(claim.units) if claim is not None else None
+        if claim is None or table is None or not source.startswith("sim:") or r["verdict"] == "not reproduced":
+            continue
+        mine = table[table["source"] == source]
+        if mine.empty:
+            continue
+        try:
+            got = declared_truth(claim, groups(claim, mine))
+        except ClaimDataError:
+            got = None
+        if got is not None:
+            out.at[i, "declared_effect"], out.at[i, "declared_truth"] = got
+            out.at[i, "matches_truth"] = matches(str(r["verdict"]), got[1])
     return out
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from tomlib.claims._registry import Claim
-from tomlib.claims._units import UNIT_COLUMNS
+from tomlib.claims._units import EXPECTED, UNIT_COLUMNS
 from tomlib.paths import data_dir
 
 
@@ -141,7 +141,7 @@ def under(
         return rows
     reading, value = override
     alt = norm(rows[reading.column]) == value
-    key = [c for c in rows.columns if c not in {*UNIT_COLUMNS, "value", reading.column}]
+    key = [c for c in rows.columns if c not in {*UNIT_COLUMNS, "value", EXPECTED, reading.column}]
     replaced = set(map(tuple, rows.loc[alt, key].astype(str).to_numpy()))
     has_alt = pd.Series([tuple(k) in replaced for k in rows[key].astype(str).to_numpy()], index=rows.index)
     return rows[alt | (is_default(rows, reading) & ~has_alt)]

@@ -11,6 +11,7 @@ def fmt(v: object) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return ""
     x = float(v)  # type: ignore[arg-type]
+    x = 0.0 if abs(x) < 1e-12 else x  # float noise of a contrast whose groups are equal (1.1e-16)
     return f"{x:+.3g}" if abs(x) < 1000 else f"{x:+.0f}"
 
 

@@ -21,6 +21,9 @@ from tomlib.redact import redact_text
 
 HEAD = ["paper_id", "table_id"]
 UNIT_TAIL = ["metric", "value", "source"]
+EXPECTED = "expected"
+"""An optional last column: the value a simulated model's declared competence implies for the row (``tomlib.sim``),
+from which a claim's declared truth is computed; empty for every other source. Never part of a condition."""
 SOURCE_RE = re.compile(r"^(formal|(llm|sim):[A-Za-z0-9._\-/:@]+)(\+ppo:selfplay)?$")  # the results contract's sources
 
 
@@ -52,13 +55,16 @@ def write_units(
         path = folder / f"{paper}.{table}.csv"
         if path.exists():
             old = pd.read_csv(path, dtype=str, keep_default_na=False)
-            key = [c for c in rows.columns if c in old.columns and c not in {*unit_columns, "metric", "value"}]
+            key = [
+                c for c in rows.columns if c in old.columns and c not in {*unit_columns, "metric", "value", EXPECTED}
+            ]
             fresh = set(map(tuple, rows[key].to_numpy()))
             old = old[[tuple(r) not in fresh for r in old[key].to_numpy()]]
             rows = pd.concat([old, rows], ignore_index=True).fillna("")
-        middle = [c for c in rows.columns if c not in HEAD + UNIT_TAIL]
+        tail = [*UNIT_TAIL, *([EXPECTED] if EXPECTED in rows.columns else [])]
+        middle = [c for c in rows.columns if c not in HEAD + tail]
         tmp = path.with_suffix(".tmp")
-        rows[[*HEAD, *middle, *UNIT_TAIL]].to_csv(tmp, index=False)
+        rows[[*HEAD, *middle, *tail]].to_csv(tmp, index=False)
         tmp.write_text(redact_text(tmp.read_text(encoding="utf-8")), encoding="utf-8")
         os.replace(tmp, path)
         written.append(path)
@@ -71,5 +77,7 @@ def read_units(results: str | os.PathLike[str] | None = None) -> dict[str, pd.Da
     for path in sorted(units_dir(results).glob("*.csv")):
         frame = pd.read_csv(path, keep_default_na=False, low_memory=False)
         frame["value"] = pd.to_numeric(frame["value"], errors="coerce")
+        if EXPECTED in frame.columns:
+            frame[EXPECTED] = pd.to_numeric(frame[EXPECTED], errors="coerce")
         out[path.stem] = frame
     return out

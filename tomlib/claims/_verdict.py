@@ -19,6 +19,7 @@ import pandas as pd
 
 from tomlib.claims._registry import Claim
 from tomlib.claims._stats import Estimate, one_sample, paired, rate, rate_diff, stratified, welch
+from tomlib.claims._truth import TRUTH_COLUMNS, inside
 
 ALPHA = 0.05
 POWER = 0.8
@@ -39,6 +40,7 @@ VERDICT_COLUMNS = [
     "held_under",
     "not_checked",
     "method",
+    *TRUTH_COLUMNS,
 ]
 
 
@@ -104,15 +106,7 @@ def paper_distance(claim: Claim) -> float | None:
     """How far the paper's effect lies inside the claim (the effect to plan power at), or None without one."""
     if claim.paper_effect is None or claim.test == "all":
         return None
-    delta = claim.paper_effect - (float(claim.null or 0.0) if claim.test in ("mean", "rate") else 0.0)
-    m = float(claim.margin or 0.0)
-    return {
-        "greater": delta,
-        "less": -delta,
-        "not_greater": m - delta,
-        "not_less": delta + m,
-        "equivalent": m - abs(delta),
-    }[claim.direction]
+    return inside(claim, claim.paper_effect)
 
 
 def units_for_power(claim: Claim, est: Estimate, base_rate: float | None = None) -> int | None:
@@ -322,6 +316,7 @@ def _row(paper_id: str, source: str, j: Judged, p_adj: float | None) -> dict:
         "held_under": None,
         "not_checked": None,
         "method": method,
+        **dict.fromkeys(TRUTH_COLUMNS),
     }
 
 

@@ -25,12 +25,11 @@ from tomlib.agents import AdaptiveToMAgent, Agent, EpisodeResult, FormalToMAgent
 from tomlib.agents.llm import HISTORY_STEPS, LLMPredictor, LLMResponder, LLMToM, LLMToMAgent
 from tomlib.agents.partners import GreedyAgent, PartnerUnavailable, pbt_partner
 from tomlib.agents.ppo import SOURCE_SUFFIX, Population, PPOPartner, WeightsUnavailable
-from tomlib.claims import write_units
 from tomlib.envs import Game, NoExactModel, load_game
 from tomlib.experiments._checks import check_models, check_names, check_whole
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import in_flight, run_jobs
-from tomlib.experiments._units import write_episode_units
+from tomlib.experiments._units import write_episode_units, write_units_with_truth
 from tomlib.llm import ChatModel, source_of
 from tomlib.report import attach_paper_values, paper_table
 from tomlib.trace import RunLog
@@ -550,7 +549,7 @@ async def fig3(
             )
     table = pd.DataFrame(rows)
     table["paper_value"] = float("nan")
-    write_units(final_weight_units(events, setup), results)
+    write_units_with_truth(final_weight_units(events, setup), results)
     return Reproduction(table=table, episodes=run.episodes, run_id=run.run_id)
 
 
@@ -1013,7 +1012,7 @@ def expert_weights(runs: Sequence[Reproduction], results: str | None = None) -> 
                     )
     if units:  # a pairing two runs both played (Greedy with and without the stand-in) once, as in the table
         per = pd.DataFrame(units).drop_duplicates(["algorithm", "partner", "seat", "episode", "expert", "source"])
-        write_units(per, results)
+        write_units_with_truth(per, results)
     frame = pd.DataFrame(rows)
     if len(frame):  # a pairing two runs both played (Greedy, with and without the stand-in) once, valued first
         valued_first = frame.sort_values("value", key=lambda v: v.isna(), kind="stable")

@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tomlib.claims import write_units
 from tomlib.coalition import DEFAULT_SELECTION, check_selection
 from tomlib.debate import Debate, DebateConfig, cooperation_rate, debater_names, run_debate, win_rates
 from tomlib.experiments._checks import check_counts, check_models
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._selection import random_instances, recorded_instances, selection_shares
+from tomlib.experiments._units import write_units_with_truth
 from tomlib.llm import ChatModel, source_of
 from tomlib.report import attach_paper_values
 from tomlib.trace import RunLog
@@ -194,7 +194,7 @@ def table4(runs: DebateRuns) -> pd.DataFrame:
     df["source"] = source_of(runs.model)
     units = debate_units(runs)
     if len(units):
-        write_units(units, runs.results)
+        write_units_with_truth(units, runs.results)
     return attach_paper_values(df.assign(paper_value=np.nan))
 
 

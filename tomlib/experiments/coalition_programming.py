@@ -38,12 +38,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tomlib.claims import write_units
 from tomlib.coalition import check_selection
 from tomlib.datasets import CodeTask, humaneval, mbpp
 from tomlib.experiments._checks import check_counts, check_models
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import in_flight, run_jobs
+from tomlib.experiments._units import write_units_with_truth
 from tomlib.llm import ChatModel, source_of
 from tomlib.programming import PM_HISTORIES, Episode, PMHistory, TeamConfig, check_episodes, run_episode
 from tomlib.report import attach_paper_values
@@ -267,7 +267,7 @@ def write_long_units(frames: Sequence[pd.DataFrame], results: str | os.PathLike[
     """Write the units rows of ``frames`` (:func:`long_units`), one file per table, if there are any."""
     rows = [f for f in frames if len(f)]
     if rows:
-        write_units(pd.concat(rows, ignore_index=True), results)
+        write_units_with_truth(pd.concat(rows, ignore_index=True), results)
 
 
 UNIT_COLUMNS = ["task_id", "seed", "round"]

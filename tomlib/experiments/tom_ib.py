@@ -26,10 +26,10 @@ from tomlib.agents.bdi import (
 )
 from tomlib.agents.city import HeuristicTeam, run_heuristic
 from tomlib.asp import Verdict, optimal_plan
-from tomlib.claims import write_units
 from tomlib.envs.city import AGENTS, City, CityParams
 from tomlib.experiments._checks import check_models, check_names, check_whole
 from tomlib.experiments._cost import Estimate, price
+from tomlib.experiments._units import write_units_with_truth
 from tomlib.llm import ChatModel, source_of
 from tomlib.trace import RunLog
 
@@ -323,7 +323,7 @@ async def fig5(
         ]
     )
     if not per_trial.empty:
-        write_units(trial_units(per_trial), results)
+        write_units_with_truth(trial_units(per_trial), results)
     counter_rows: list[dict[str, Any]] = []
     if not per_trial.empty:
         for (model, config), part in per_trial.groupby(["model", "configuration"], sort=False):

@@ -74,8 +74,8 @@ class ModelConfig(BaseModel):
     n_threads: int | None = Field(default=None, ge=1, description="Kind `local`: CPU threads for llama.cpp.")
     sim: dict[str, Any] | None = Field(
         default=None,
-        description="Kind `sim` without `base_url`: the declared competence (`tomlib.sim.SimSpec` fields), served "
-        "by tomlib in-process on 127.0.0.1.",
+        description="Kind `sim`: the declared competence (`tomlib.sim.SimSpec` fields). Without `base_url` tomlib "
+        "serves it in-process on 127.0.0.1; with one, it says what the server there declares (its rows' truth).",
     )
     description: str = Field(default="", description="What this model is, for listings.")
 

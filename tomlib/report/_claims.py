@@ -30,6 +30,47 @@ def claims_table(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+TRUTH_WORDS = {
+    "yes": "yes",
+    "undecided": "not decided (too few units; not wrong)",
+    "no": "no: a false verdict",
+}
+
+
+def sim_truth(paper_id: str, verdicts: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """A simulated model's verdicts beside the truth its declared competence implies (:mod:`tomlib.claims._truth`),
+    and one sentence that counts them; empty when no sim verdict of the paper has a declared truth."""
+    mine = verdicts[(verdicts["paper_id"] == paper_id) & verdicts["source"].astype(str).str.startswith("sim:")]
+    if "declared_truth" not in mine.columns:
+        return pd.DataFrame(), ""
+    known = mine[mine["declared_truth"].notna()]
+    if known.empty:
+        return pd.DataFrame(), ""
+    statements = {c.claim_id: c.statement for c in load_claims(paper_id)}
+    rows = [
+        {
+            "claim": statements.get(str(r["claim_id"]), str(r["claim_id"])),
+            "source": r["source"],
+            "declared truth": f"{r['declared_truth']} (declared effect {fmt(r['declared_effect'])})"
+            if r["declared_truth"] != "boundary"
+            else f"on its boundary (declared effect {fmt(r['declared_effect']) or '0'})",
+            "verdict": verdict_text(r),
+            "matches?": TRUTH_WORDS.get(str(r["matches_truth"]), str(r["matches_truth"])),
+        }
+        for _, r in known.iterrows()
+    ]
+    counts = known["matches_truth"].value_counts()
+    decided = known["verdict"].isin(["supported", "contradicted"])
+    other = int((mine["verdict"] != "not reproduced").sum()) - len(known)
+    text = (
+        f"{len(known)} verdicts on a simulated model's rows have a truth its declared competence implies: "
+        f"{int(counts.get('yes', 0))} match it ({int(decided.sum())} decided), {int(counts.get('undecided', 0))} are "
+        f"inconclusive where the declared effect is real (too few units), and {int(counts.get('no', 0))} are false. "
+        f"{other} other verdicts rest on rows whose expectation has no closed form in the sim (tomlib.sim._declared)."
+    )
+    return pd.DataFrame(rows), text
+
+
 def readings_reach(paper_id: str) -> pd.DataFrame:
     """The paper's readings that bear on claims, the units column that carries each, and what computes an
     alternative (the ``claims_*`` columns of ``data/readings/<paper>.csv``)."""

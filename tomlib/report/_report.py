@@ -17,7 +17,7 @@ import pandas as pd
 from tomlib.claims import write_claims
 from tomlib.paths import data_dir, portable, results_dir
 from tomlib.redact import redact_text
-from tomlib.report._claims import claims_table, forest_plot, readings_reach
+from tomlib.report._claims import claims_table, forest_plot, readings_reach, sim_truth
 from tomlib.report._tables import PAPER_IDS, compare, paper_table_index, read_results, side_by_side
 
 PAPERS = {
@@ -454,6 +454,16 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
             md += [why, "", *[f"- {t}" for t in paper.simulated], ""]
             hs += [f"<p>{_inline_html(why)}</p><ul>", *[f"<li>{_inline_html(t)}</li>" for t in paper.simulated]]
             hs.append("</ul>")
+            truth, counted = sim_truth(paper.paper_id, verdicts)
+            if not truth.empty:
+                md += [
+                    f"The simulated model's verdicts against its declared truth. {counted}",
+                    "",
+                    _md_table(truth),
+                    "",
+                ]
+                hs += [f"<p>The simulated model's verdicts against its declared truth. {_inline_html(counted)}</p>"]
+                hs.append(_html_table(truth))
         if paper.pending:
             why = "Transcribed from the paper, with no notebook of the series reproducing it yet:"
             md += [why, "", *[f"- {p}" for p in paper.pending], ""]

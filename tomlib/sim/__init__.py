@@ -3,7 +3,8 @@
 never set beside the papers as a reproduction."""
 
 from tomlib.sim._answers import NoRule, reply
+from tomlib.sim._declared import expected_values
 from tomlib.sim._server import SimServer
 from tomlib.sim._spec import SimSpec
 
-__all__ = ["NoRule", "SimServer", "SimSpec", "reply"]
+__all__ = ["NoRule", "SimServer", "SimSpec", "expected_values", "reply"]

@@ -125,7 +125,7 @@ def structured(spec: SimSpec, name: str, schema: dict[str, Any], user: str, rng:
     elif name.startswith(("PMReplyToM", "DebaterToM")):
         for key, level in reply.items():
             if name.startswith("PMReply"):
-                level["action"] = "The Engineer should implement the function exactly as specified and test it."
+                level["action"] = pm_instruction(int(name.removeprefix("PMReplyToM")), COALITION_CITED in user)
             level["belief"] = "no belief" if key == "ToM_level0" else "They will implement the specified function."
     elif name == "AlignmentScores":
         pm = user.startswith("Score how well your belief about the engineers")
@@ -156,13 +156,31 @@ def _round_of(user: str) -> int:
     return 2 if "Your code from the last round" in user else 1
 
 
+COALITION_CITED = "You worked with the coalition"
+"""What a PM's prompt says from round 2 on when it leads a coalition (``tomlib.programming``'s history)."""
+
+_SENDER = re.compile(r"\(sent by a (ToM-\d) manager( leading its coalition)?\)")
+
+
+def pm_instruction(order: int, coalition: bool) -> str:
+    """The simulated PM's instruction: one request, signed with who sent it, so that an engineer's declared chance
+    to follow can depend on its PM's order and on matching (``SimSpec.follow_by_pm``)."""
+    who = f"a ToM-{order} manager" + (" leading its coalition" if coalition else "")
+    return f"The Engineer should implement the function exactly as specified and test it (sent by {who})."
+
+
+def sender_of(user: str) -> str:
+    """'ToM-k' or 'ToM-k+matching' for an instruction a simulated PM wrote, '' for any other."""
+    m = _SENDER.search(user)
+    return f"{m[1]}{'+matching' if m[2] else ''}" if m else ""
+
+
 def engineer(spec: SimSpec, name: str, user: str, rng: random.Random) -> str:
     """Code plus an 'Action:' line saying whether it followed the instruction (what the PM's score tracks)."""
     task = code_task_in(user)
     if task is None:
         raise NoRule("an engineer prompt without a known HumanEval or MBPP task")
-    p_follow = spec.follow_later.get(name, spec.p_follow) if _round_of(user) > 1 else spec.p_follow
-    followed = rng.random() < p_follow
+    followed = rng.random() < spec.follow_chance(sender_of(user), name, _round_of(user) > 1)
     correct = rng.random() < spec.p_code
     code = task.reference if correct else failing_program(task)
     action = (

@@ -53,8 +53,9 @@ class SimServer(FakeOpenAIServer):
         """A ``configs/models.yaml`` entry (indented under ``models:``) pointing at this server."""
         name = name or self.spec.name
         digest = hashlib.sha256(self.spec.model_dump_json().encode()).hexdigest()[:10]  # another spec, other replies
+        declared = json.dumps(self.spec.model_dump(exclude={"name"}))  # JSON is YAML: the truth its rows declare
         return (
             f"  {name}:\n    kind: sim\n    base_url: {self.base_url}\n    endpoint_id: sim-{self.spec.name}-{digest}\n"
             f"    concurrency: {concurrency}\n    max_retries: 8\n    backoff_base_s: 0.05\n"
-            "    description: simulated competent model (tomlib.sim)\n"
+            f"    sim: {declared}\n    description: simulated competent model (tomlib.sim)\n"
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
@@ -23,6 +25,12 @@ class SimSpec(BaseModel):
         description="Drift: an engineer's chance to follow from round 2 on (e.g. {'Engineer1': 0.0}); others keep "
         "p_follow.",
     )
+    follow_by_pm: dict[str, float] = Field(
+        default_factory=dict,
+        description="An engineer's chance to follow, by the PM who sent the instruction: 'ToM-k' (k = 0, 1, 2) and "
+        "'ToM-k+matching' (a PM leading a coalition, from round 2 on); others keep p_follow. A declared effect of the "
+        "PM's order and of matching.",
+    )
     score_followed: float = Field(default=0.8, ge=-1, le=1, description="The PM's mean score of a follower.")
     score_ignored: float = Field(default=-0.6, ge=-1, le=1, description="The PM's mean score of one who did not.")
     score_noise: float = Field(default=0.2, ge=0, description="SD of the Gaussian noise on a PM's score (clipped).")
@@ -43,6 +51,23 @@ class SimSpec(BaseModel):
     rate_429: float = Field(default=0.0, ge=0, le=1, description="Share of requests answered 429 + Retry-After.")
     retry_after_s: float = Field(default=0.5, ge=0)
     rate_5xx: float = Field(default=0.0, ge=0, le=1, description="Share of requests answered 503.")
+
+    @field_validator("follow_by_pm")
+    @classmethod
+    def _senders(cls, v: dict[str, float]) -> dict[str, float]:
+        bad = sorted(k for k in v if not re.fullmatch(r"ToM-[0-2](\+matching)?", k))
+        if bad or not all(0 <= p <= 1 for p in v.values()):
+            raise ValueError(
+                "follow_by_pm maps 'ToM-k' or 'ToM-k+matching' (k = 0, 1, 2) to probabilities; "
+                f"got {v} (e.g. {{'ToM-2': 0.9, 'ToM-1+matching': 0.95}})"
+            )
+        return v
+
+    def follow_chance(self, sender: str, engineer: str, later: bool) -> float:
+        """An engineer's declared chance to follow an instruction from ``sender`` ('ToM-k', 'ToM-k+matching' or '' for
+        one no simulated PM wrote) in round 1 or (``later``) round 2 on, where ``follow_later`` takes precedence."""
+        base = self.follow_by_pm.get(sender, self.p_follow)
+        return self.follow_later.get(engineer, base) if later else base
 
     @field_validator("city_idle")
     @classmethod
