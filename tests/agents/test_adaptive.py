@@ -64,3 +64,50 @@ def test_episode_events_are_logged_with_expert_weights(isolated: Path) -> None:
     assert set(w["agent"]) == {"player1"} and (w["episode"] == 3).all()
     assert list(w["step"]) == list(range(15))
     assert all(abs(sum(p) - 1) < 1e-9 for p in w["probabilities"])
+
+
+def test_an_experts_tie_law_is_the_law_of_its_drawn_prediction() -> None:
+    """``action_distribution`` is what ``tom_reasoning`` draws under independent ties, level by level."""
+    import random
+    from collections import Counter
+
+    from tomlib.tom import action_distribution, tom_reasoning
+
+    game = load_game("overcooked")  # in most kitchen steps several moves are equally good
+    state, walk = game.reset(0), random.Random(3)
+    while min(len(action_distribution(game, state, 1, k)) for k in (0, 1, 2)) < 2:
+        state = game.step(state, (walk.choice(game.legal_actions(state, 0)), walk.choice(game.legal_actions(state, 1))))
+    for order in (0, 1, 2):
+        law = action_distribution(game, state, 1, order)
+        assert abs(sum(law.values()) - 1) < 1e-12 and len(law) > 1
+        rng = random.Random(order)
+        drawn = Counter(tom_reasoning(game, state, 1, order, rng)[-1].action for _ in range(2000))
+        assert set(drawn) <= set(law)
+        for action, p in law.items():  # 2000 draws: within 4 binomial SEs
+            assert abs(drawn[action] / 2000 - p) <= 4 * math.sqrt(p * (1 - p) / 2000) + 1e-9, (order, action)
+
+
+def test_experts_predict_flat_or_are_charged_their_expected_miss() -> None:
+    import pytest
+
+    from tomlib.agents.llm import LLMPredictor
+    from tomlib.tom import action_distribution
+
+    game = load_game("grid(layout=game1,prefer=none)")
+    state = game.reset(0)
+    for mode in ("flat", "expected"):
+        agent = AdaptiveToMAgent("hedge", expert_prediction=mode)
+        agent.start_episode(game, 0, rng_for(1, mode))
+        decision = asyncio.run(agent.act(state))
+        laws = [action_distribution(game, state, 1, k) for k in agent.orders]
+        assert all(p in law for p, law in zip(agent._pending, laws, strict=True))  # type: ignore[arg-type]
+        actual = next(iter(laws[2]))
+        agent.observe(state, (decision.action, actual), game.step(state, (decision.action, actual)))
+        if mode == "expected":  # charged the chance of a miss, not a 0/1 loss
+            assert agent.losses == [1 - law.get(actual, 0.0) for law in laws]
+        else:
+            assert set(agent.losses) <= {0.0, 1.0}
+    with pytest.raises(ValueError, match="only formal experts have"):
+        AdaptiveToMAgent("ftl", expert_prediction="flat", predictor=LLMPredictor(None))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="expert_prediction must be one of draw, flat, expected"):
+        AdaptiveToMAgent("ftl", expert_prediction="soft")

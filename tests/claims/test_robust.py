@@ -91,14 +91,14 @@ def test_a_default_that_depends_on_another_column() -> None:
 def test_a_choice_of_measure_is_judged_on_each_measure() -> None:
     rng = np.random.default_rng(6)
     rows = []
-    for metric, gap in (("ftm_all", 1.0), ("ftm_next", -1.0)):
+    for metric, gap in (("ftm_team", 1.0), ("ftm_next", -1.0)):
         for cond, mean in (("A", gap), ("B", 0.0)):
             rows += [
                 {"cond": cond, "episode": i, "metric": metric, "value": rng.normal(mean, 1), "source": "sim:x"}
                 for i in range(40)
             ]
-    r = reading(parameter="ftm measure", column="metric", default="ftm|ftm_next|ftm_all")
-    row = judged(claim(metric="ftm_all"), pd.DataFrame(rows), [r])
+    r = reading(parameter="ftm measure", column="metric", default="ftm|ftm_next|ftm_team")
+    row = judged(claim(metric="ftm_team"), pd.DataFrame(rows), [r])
     assert row["verdict"] == "supported" and row["flips_under"] == "metric=ftm_next", row
 
 

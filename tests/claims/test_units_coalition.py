@@ -88,7 +88,7 @@ def test_the_programming_tables_write_their_units(sim_model: SimServer, isolated
 
     u1 = units(isolated, "table1")
     check_columns(u1, "model", "benchmark", "tom_order", "round", "task_id", "seed", *readings)
-    assert set(u1["metric"]) == {"ftm", "ftm_all"} and set(u1["round"]) == {1, 5}
+    assert set(u1["metric"]) == {"ftm", "ftm_team"} and set(u1["round"]) == {1, 5}
     assert set(u1["pm_history"]) == {"full"} and set(u1["epsilon"]) == {0.25}
     # the table's cells are the means of its units (one seed)
     ftm = u1[u1["metric"] == "ftm"].groupby(["benchmark", "tom_order", "round"])["value"].mean()
@@ -100,7 +100,7 @@ def test_the_programming_tables_write_their_units(sim_model: SimServer, isolated
     for table_id, bench in (("table2", "humaneval"), ("table6", "mbpp")):
         u = units(isolated, table_id)
         check_columns(u, "model", "matching", "tom_order", "round", "task_id", "seed", *readings)
-        assert set(u["benchmark"]) == {bench} and set(u["metric"]) == {"ftm", "ftm_all", "ftm_next"}
+        assert set(u["benchmark"]) == {bench} and set(u["metric"]) == {"ftm", "ftm_team", "ftm_next"}
         assert 5 not in set(u.loc[u["metric"] == "ftm_next", "round"])  # no round after the last
         assert set(u.loc[u["matching"] == "matching", "selection"]) == {"best-aligned"}
         assert set(u.loc[u["matching"] == "no_matching", "selection"]) == {""}
@@ -200,7 +200,12 @@ def test_the_reasoning_tables_write_their_units(sim_model: SimServer, isolated: 
     assert "as-zero" in set(imp["zero_credit"])  # both readings are written, whichever the table was asked for
     binary(u7, "pass")
     # the table under the reading it was asked for is the mean of those units
-    drop = imp[imp["zero_credit"] == "drop"].groupby(["method", "role"])["value"].mean().round(4)
+    assert set(imp["importance_scale"]) == {
+        "per-step",
+        "per-task",
+    }  # both scales too, for the claims to be judged under
+    table_rows = (imp["zero_credit"] == "drop") & (imp["importance_scale"] == "per-step")
+    drop = imp[table_rows].groupby(["method", "role"])["value"].mean().round(4)
     cells = t7[t7["metric"] == "importance_score"].set_index(["method", "role"])["value"]
     assert cells.sort_index().to_dict() == pytest.approx(drop.to_dict())
 
@@ -219,12 +224,13 @@ def test_appendix_g_writes_one_unit_per_instance(isolated: Path) -> None:
     table, per = cm.appendix_g(trials=3, seed=0)
     assert (per["no_cycle"] == per["cycle_length"].isna()).all()
     u = units(isolated, "appendix_g")
-    check_columns(u, "n", "min_size", "trial", "everyone_in")
+    check_columns(u, "n", "min_size", "trial", "everyone_in", "blocking")
     binary(u, "converged", "stable_exists", "no_cycle")
     assert set(u["source"]) == {"formal"} and len(u) == 3 * len(per)
-    wide = u.pivot_table(index=["n", "min_size", "trial"], columns="metric", values="value")
-    got = wide.groupby(["n", "min_size"])["converged"].mean()
-    rates = table[table["metric"] == "dynamics_converged_rate"].set_index(["n", "min_size"])["value"]
+    assert set(u["blocking"]) == {"G.2", "§4.2", "§4.2, |C| ≥ n - 1"}  # every reading, beside each other
+    wide = u.pivot_table(index=["blocking", "n", "min_size", "trial"], columns="metric", values="value")
+    got = wide.groupby(["blocking", "n", "min_size"])["converged"].mean()
+    rates = table[table["metric"] == "dynamics_converged_rate"].set_index(["blocking", "n", "min_size"])["value"]
     assert rates.to_dict() == pytest.approx(got.round(4).to_dict())
     rows = assert_every_claim_judged("formal")
     assert set(

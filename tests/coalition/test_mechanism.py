@@ -27,6 +27,7 @@ from tomlib.coalition import (
     misalignment,
     objective,
     pair_objective,
+    pair_prefers,
     partners,
     run_algorithm1,
     selected_team,
@@ -46,6 +47,7 @@ def instances(draw: st.DrawFn, max_n: int = 6):  # type: ignore[no-untyped-def]
     names = [f"a{i}" for i in range(n)]
     no_beliefs = draw(st.lists(st.sampled_from(names), max_size=max(0, n - 2), unique=True))
     ability = [draw(st.sampled_from([0.0, 0.0, 0.25, 1.0])) for _ in range(n)]
+    min_size = draw(st.integers(2, n))
     return make_instance(
         scores,
         names=names,
@@ -53,8 +55,11 @@ def instances(draw: st.DrawFn, max_n: int = 6):  # type: ignore[no-untyped-def]
         ability=ability,
         epsilon=draw(st.sampled_from([0.0, 0.25, 0.5, 1.0])),
         lam=draw(st.sampled_from([0.0, 0.5, 1.0])),
-        min_size=draw(st.integers(2, n)),
+        min_size=min_size,
         ability_sign=draw(st.sampled_from(["intent", "printed"])),
+        trusted_blocking=draw(st.booleans()),  # Theorem G.2's reading: a blocking coalition is trusted throughout
+        blocking_size=draw(st.sampled_from([None, max(2, min_size - 1)])),  # §4.2 literally: |C| >= n - 1
+        pair_order=draw(st.sampled_from(["eq3", "phi"])),  # NeurIPS partners: eq. 3's two classes, or strictly by φ
     )
 
 
@@ -111,6 +116,36 @@ def test_a_pm_without_believing_engineers_picks_its_best_aligned_team() -> None:
     # engineers without beliefs are indifferent: inside a coalition they never block
     grand = CoalitionStructure.of([range(5)], 5)
     assert find_blocking(inst, grand) is None
+
+
+def test_g2_lets_only_a_coalition_trusted_throughout_block() -> None:
+    """Theorem G.2's proof asks every pair of a blocking coalition to be trusted (φ ≤ ε); §4.2's stability does not.
+    Everyone outside is blocked by the pair that prefers each other, unless one of them does not trust the other."""
+    scores = [[0, 0.9, -0.9], [0.3, 0, -0.9], [-0.9, -0.9, 0]]  # a1 scores a0 at 0.3: φ = 0.35 > ε = 0.25
+    alone = CoalitionStructure.of([], 3)
+    loose = make_instance(scores, min_size=2)
+    strict = make_instance(scores, min_size=2, trusted_blocking=True)
+    assert find_blocking(loose, alone) == (0, 1)
+    assert find_blocking(strict, alone) is None and not strict.all_trusted((0, 1))
+    assert alone in brute_force_stable(strict) and alone not in brute_force_stable(loose)
+    literal = make_instance([[0, 0.9, 0.8, 0.7]] * 4, min_size=3, blocking_size=2)
+    assert literal.blocking_size == 2 and find_blocking(literal, CoalitionStructure.of([], 4)) is not None
+    with pytest.raises(CoalitionInputError, match="blocking_size must be between 2"):
+        make_instance(scores, blocking_size=1)
+
+
+def test_a_strict_phi_order_leaves_one_stable_pair_where_eq3_leaves_several() -> None:
+    """Three debaters, one without beliefs: under eq. (3) the two believers are indifferent among unaligned partners,
+    so every pair is stable; ranked strictly by φ, each believer wants the partner it misreads least."""
+    scores = [[0, 0, 0], [-0.2, 0, -0.6], [-0.1, -0.8, 0]]  # nobody aligned at ε = 0.25 (φ > 0.25 everywhere)
+    eq3 = make_instance(scores, no_beliefs=["a0"], names=["a0", "a1", "a2"], min_size=2)
+    phi = make_instance(scores, no_beliefs=["a0"], names=["a0", "a1", "a2"], min_size=2, pair_order="phi")
+    assert len(brute_force_stable_pairs(eq3)) == 3
+    # a1 and a2 both rank a0 first: {a1, a2} is blocked by a0 with a1; a0 is indifferent, so either a0 pair stays
+    assert sorted(sorted(p) for p in brute_force_stable_pairs(phi)) == [[(0, 1)], [(0, 2)]]
+    assert pair_prefers(phi, 1, 0, 2) and not pair_prefers(eq3, 1, 0, 2)  # φ(a1, a0) = 0.6 < φ(a1, a2) = 0.8
+    with pytest.raises(CoalitionInputError, match="pair_order must be one of eq3, phi"):
+        make_instance(scores, pair_order="strict")
 
 
 # -- exact solvers against brute force -------------------------------------------------------------------------

@@ -26,7 +26,10 @@ def test_conformance(spec: str) -> None:
 def test_spec_round_trip_and_errors() -> None:
     assert parse_spec("matrix(memory=n, actions=3)") == ("matrix", {"memory": "n", "actions": 3})
     game = load_game("grid(layout=game2,max_steps=40)")
-    assert game.spec() == "grid(layout=game2,max_steps=40)"
+    assert game.spec() == "grid(layout=game2,max_steps=40,prefer=own)"  # the grid's own-progress reading, named
+    assert load_game(game.spec()).spec() == game.spec()
+    with pytest.raises(ValueError, match="prefer must be one of none, own, own-then-stay"):
+        load_game("overcooked(prefer=mine)")
     with pytest.raises(ValueError, match="unknown game 'chess'; known: grid, matrix, overcooked"):
         load_game("chess")
     with pytest.raises(ValueError, match="does not take"):

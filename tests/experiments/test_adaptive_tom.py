@@ -260,3 +260,30 @@ def test_the_weights_claims_get_units_per_episode(isolated: Path) -> None:
     mean = weights.groupby("expert")["value"].mean()  # the episodes' means average to the table's step mean here
     shown = table[(table["algorithm"] == "Hedge") & (table["partner"] == "Greedy")].set_index("expert")["value"]
     assert (mean - shown).abs().max() < 0.02, (mean, shown)
+
+
+def test_a_run_under_another_preference_writes_its_units_beside_the_defaults_and_the_claims_see_it(
+    isolated: Path,
+) -> None:
+    """``prefer`` (what formal agents prefer among equally good moves) is a units column with each game's own default,
+    a run under another preference adds its rows beside the default's, and the claims are judged under each."""
+    from tomlib.claims import judge, read_units
+
+    base = run(at.table1(tasks=["game2", "overcooked"], episodes=2, progress=False))
+    frame = run(at.prefer_sensitivity("table1", default=base, tasks=["game2", "overcooked"], episodes=2))
+    assert set(frame["prefer"]) == {"none", "own", "own-then-stay"} and frame["value"].notna().all()
+    assert not frame.duplicated(["table", "task", "cell", "prefer"]).any()  # each cell once under each preference
+    default = frame[(frame["task"] == "overcooked") & (frame["prefer"] == "none")].set_index("cell")["value"]
+    shown = base.table[(base.table["task"] == "overcooked") & (base.table["metric"] == "time")]
+    assert (
+        default.sort_index().to_numpy()
+        == shown.set_index(shown["player1"] + " vs " + shown["player2"])["value"].sort_index().to_numpy()
+    ).all()  # the default column is the table as run, not a rerun
+    units = read_units()["adaptive_tom.table1"]
+    runs = units.groupby(["task", "prefer"])["episode"].count().to_dict()
+    assert runs == {(t, p): 9 * 2 for t in ("game2", "overcooked") for p in ("none", "own", "own-then-stay")}
+    got = judge(robustness=True, papers=["adaptive_tom"]).set_index(["claim_id", "source"])
+    row = got.loc[("adaptive_tom.alignment_matters_time", "formal")]
+    assert "prefer=own-then-stay" in f"{row['flips_under']}; {row['held_under']}"
+    with pytest.raises(ValueError, match="parameter prefer must be one of none, own, own-then-stay"):
+        at.check_parameters(model="", llm_mode="replay", episodes=1, llm_episodes=1, seed=1, prefer="mine")

@@ -67,9 +67,13 @@ def test_all_tables_from_one_run(make_model, server, isolated) -> None:  # type:
     # every method answered A everywhere: ChatEval's point change is 0
     change = t9[t9["metric"] == "accuracy_pct_point_change_vs_chateval"]["value"]
     assert len(change) == 2 and set(change) == {0.0}
-    # Table 8: seven roles per subject, importance sums to 1 per subject and method; the paper's role carries values
+    # Table 8: seven roles per subject; every question stopped on consensus at step 0 (all answer A), so on DyLAN's
+    # scale (a role's importance summed over the steps, / 3) a subject's roles sum to 1/3, per task to 1
     imp = t8[t8["metric"] == "importance_score"]
-    assert imp.groupby(["task", "method"])["value"].sum().round(3).eq(1.0).all()
+    assert imp.groupby(["task", "method"])["value"].sum().round(3).eq(round(1 / 3, 3)).all()
+    per_task = cr.table8(runs, importance_scale="per-task")
+    per_task = per_task[per_task["metric"] == "importance_score"]
+    assert per_task.groupby(["task", "method"])["value"].sum().round(3).eq(1.0).all()
     econ = t8[(t8["task"] == "us_foreign_policy") & (t8["role"] == "Economist") & (t8["metric"] == "importance_score")]
     assert set(econ["paper_value"]) == {0.20, 0.16}
     # Table 7: four coders, the final code passes the hidden tests, PythonAssistant's paper value attached
@@ -108,15 +112,18 @@ def test_check_cache_is_used_for_the_code_network(make_model, server, isolated, 
     assert cache.hits > first  # the same codes are not run twice
 
 
-def test_a_question_without_credit_can_make_a_row_sum_below_one() -> None:
-    # the paper's +2-ToM row of Table 7 sums to 0.90: possible only when questions without a final answer count as 0
+def test_early_stops_make_a_row_sum_below_one_on_dylans_scale_and_zero_credit_only_without_credit() -> None:
+    """The paper's Table 7 rows sum to 1.0000 (DyLAN) and 0.9001 (+2-ToM). On DyLAN's own scale (a role's importance
+    summed over the steps that ran, divided by 3) a task the coders agreed on at step 1 gives its roles 2/3: three tasks
+    in ten stopped early make a row sum to 0.9, and every role drops. Normalised per task, every row sums to 1."""
     roles = cr.CODE_ROLES
-    credited = dict(zip(roles, (0.4, 0.3, 0.2, 0.1), strict=True))
-    nothing = dict.fromkeys(roles, 0.0)  # the network ended without a final code: nobody earned credit
+    share = dict(zip(roles, (0.4, 0.3, 0.2, 0.1), strict=True))
+    full = {r: 3 * v for r, v in share.items()}  # summed over 3 steps, each giving the roles 1
+    early = {r: 2 * v for r, v in share.items()}  # stopped at step 1: steps 0 and 1 only
     outcomes = [
-        cr.Outcome(m, f"HumanEval/{q}", "humaneval", "", 0, None, False, imp)
+        cr.Outcome(m, f"HumanEval/{q}", "humaneval", "", 0, "PythonAssistant", False, imp)
         for m in cr.CODE_METHODS
-        for q, imp in enumerate([credited] * 9 + [nothing if m == "dylan_code_w_tom" else credited])
+        for q, imp in enumerate([full] * 7 + [early if m == "dylan_code_w_tom" else full] * 3)
     ]
     runs = cr.ReasoningRuns("fake", outcomes, "run")
     t7 = cr.table7(runs)
@@ -124,11 +131,26 @@ def test_a_question_without_credit_can_make_a_row_sum_below_one() -> None:
     assert sums.to_dict() == {"dylan": 1.0, "dylan_w_2tom": 0.9}
     change = t7[t7["metric"] == "importance_score_pct_change"].set_index("role")["value"]
     assert (change < 0).all()  # every role drops, as the paper claims
-    assert t7["note"].str.contains("zero_credit=as-zero").any()
-    dropped = cr.table7(runs, zero_credit="drop")
-    assert dropped[dropped["metric"] == "importance_score"].groupby("method")["value"].sum().round(4).eq(1.0).all()
+    assert t7["note"].str.contains("importance_scale=per-step; zero_credit=as-zero").any()
+    per_task = cr.table7(runs, importance_scale="per-task")
+    assert per_task[per_task["metric"] == "importance_score"].groupby("method")["value"].sum().round(4).eq(1.0).all()
     both = cr.importance_readings([runs], "humaneval")
-    total = both.xs("(sum over roles)", level="role")
-    assert total.loc[("fake", "dylan_code_w_tom", "")].to_dict() == {"as-zero": 0.9, "drop": 1.0}
+    total = both.xs("(sum over roles)", level="role").loc[("fake", "dylan_code_w_tom", "")].to_dict()
+    assert total == {
+        "per-step, as-zero": 0.9,
+        "per-step, drop": 0.9,  # every task ended with a final code: zero_credit changes nothing
+        "per-task, as-zero": 1.0,
+        "per-task, drop": 1.0,
+    }
+    # a task without credit (no final answer, possible in Table 8's network): 0 for every role, or left out
+    none = dict.fromkeys(roles, 0.0)
+    credit = [
+        cr.Outcome("dylan_code", f"H/{q}", "humaneval", "", 0, None, False, full if q else none) for q in range(4)
+    ]
+    mean = cr.importance_frame(cr.ReasoningRuns("fake", credit, "run"))["score"].sum()
+    dropped = cr.importance_frame(cr.ReasoningRuns("fake", credit, "run"), zero_credit="drop")["score"].sum()
+    assert round(mean, 4) == 0.75 and round(dropped, 4) == 1.0
     with pytest.raises(ValueError, match="zero_credit must be one of"):
         cr.table7(runs, zero_credit="zero")
+    with pytest.raises(ValueError, match="importance_scale must be one of"):
+        cr.table7(runs, importance_scale="per-role")

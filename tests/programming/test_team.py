@@ -181,17 +181,18 @@ def test_ftm_free_of_the_selection_effect_and_against_epsilon(make_model, server
     t2 = cp.table2(runs)
     validate_results(t2)
     cell = t2[(t2["matching"] == "matching") & (t2["tom_order"] == "2")].set_index(["metric", "round"])["value"]
-    # round 1's coalition {Engineer1, Engineer2} is chosen from round 1's scores, so the paper's measure counts
-    # them all as trusted; on round 2's scores (Engineer2 drifted) the same team is half trusted
-    assert cell[("ftm", "1")] == 100.0 and cell[("ftm_next", "1")] == 50.0 and cell[("ftm_all", "1")] == 50.0
+    # round 1's coalition {Engineer1, Engineer2} is chosen from round 1's scores, so the team's measure counts
+    # them all as trusted; on round 2's scores (Engineer2 drifted) the same team is half trusted; over all four (§6.2)
+    # half are
+    assert cell[("ftm_team", "1")] == 100.0 and cell[("ftm_next", "1")] == 50.0 and cell[("ftm", "1")] == 50.0
     assert "5" not in {r for m, r in cell.index if m == "ftm_next"}  # no round after the last
     curve = cp.ftm_vs_epsilon([runs])
     r = curve[(curve["matching"] == "no_matching") & (curve["pm_tom"] == 1)].set_index("epsilon")
     # round 1 trusts s ≥ 1 - 2ε: at ε = 0.5 three of four (0.9, 0.6, 0.2), at 0.05 one (0.9); later rounds too
-    assert r.loc[0.5, "ftm_all"] > r.loc[0.25, "ftm_all"] > r.loc[0.05, "ftm_all"]
+    assert r.loc[0.5, "ftm"] > r.loc[0.25, "ftm"] > r.loc[0.05, "ftm"]
     assert (curve["ftm"] >= 0).all() and set(curve["epsilon"]) == set(cp.EPSILONS)
     assert cp.plot_ftm_epsilon(curve, "humaneval") is not None
-    assert cp.plot_fig2(t2, "humaneval", metric="ftm_all") is not None
+    assert cp.plot_fig2(t2, "humaneval", metric="ftm_team") is not None
 
 
 @pytest.mark.parametrize("pm_history", ["full", "last"])
@@ -246,6 +247,6 @@ def test_cosine_alignment_scores_without_the_pms_self_evaluation(make_model, ser
     calls = len(server.requests)
     f = cp.ftm_by_alignment([runs])
     assert len(server.requests) == calls and list(f["round"]) == [1, 2, 3, 4, 5]
-    assert f.loc[0, "ftm_all (self-evaluation)"] == 50.0  # 0.9 and 0.6 trusted
-    assert f.loc[0, "ftm_all (cosine, tfidf)"] == 0.0  # "they will compare pairs" shares no word with any action
+    assert f.loc[0, "ftm (self-evaluation)"] == 50.0  # 0.9 and 0.6 trusted
+    assert f.loc[0, "ftm (cosine, tfidf)"] == 0.0  # "they will compare pairs" shares no word with any action
     assert -1 <= f.loc[0, "score correlation"] <= 1

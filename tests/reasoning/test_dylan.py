@@ -24,8 +24,10 @@ def test_consensus_stops_the_first_step_and_credits_the_agreeing_agents(make_mod
     res = asyncio.run(run_dylan(make_model(), Q))
     assert res.stopped_early and res.answer == "B" and res.correct
     assert len(server.requests) == 5  # more than 2/3 of 7 agents agree after the fifth answer
-    imp = res.importance()
+    imp = res.importance("per-task")
     assert sorted(imp.values()) == pytest.approx([0, 0, 0.2, 0.2, 0.2, 0.2, 0.2])
+    # DyLAN's scale: only step 0 of the three ran, so the roles' importance sums to 1/3
+    assert sorted(res.importance().values()) == pytest.approx([0, 0, *[0.2 / 3] * 5])
 
 
 def split(request: dict) -> str:  # type: ignore[type-arg]

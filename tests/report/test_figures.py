@@ -84,6 +84,12 @@ BUILDERS: dict[str, Callable[[], Any]] = {
         formal("table1").table, "formal", title="Table 1, formal agents: ours (paper in parentheses)"
     ),
     "adaptive_tom.tie_sensitivity": lambda: at.plot_tie_sensitivity(run(at.tie_sensitivity(episodes=1))),
+    "adaptive_tom.table1_prefer": lambda: at.plot_prefer_sensitivity(
+        run(at.prefer_sensitivity("table1", default=formal("table1"), episodes=1))
+    ),
+    "adaptive_tom.table3_prefer": lambda: at.plot_prefer_sensitivity(
+        run(at.prefer_sensitivity("table3", default=formal("table3"), episodes=1))
+    ),
     "adaptive_tom.table2_formal": lambda: at.plot_atom(formal("table2").table, "formal"),
     "adaptive_tom.table3_ppo_stand_in": lambda: at.plot_stand_in(at.stand_in_population()),
     "adaptive_tom.table3_greedy_reference": greedy_reference,
@@ -96,8 +102,8 @@ BUILDERS: dict[str, Callable[[], Any]] = {
     "adaptive_tom.fig3_formal": lambda: at.plot_fig3(formal("fig3").table),
     "tom_ib.fig5": lambda: tom_ib.plot_fig5(run(tom_ib.fig5(trials=1, progress=False)).table),
     "coalition.table1": lambda: cp.plot_table1(cp.table1(programming("table1"))),
-    "coalition.fig2_humaneval_all": lambda: cp.plot_fig2(cp.table2(programming("table2")), "humaneval", "ftm_all"),
-    "coalition.fig2_mbpp_all": lambda: cp.plot_fig2(cp.table2(programming("table2")), "mbpp", metric="ftm_all"),
+    "coalition.fig2_humaneval_team": lambda: cp.plot_fig2(cp.table2(programming("table2")), "humaneval", "ftm_team"),
+    "coalition.fig2_mbpp_team": lambda: cp.plot_fig2(cp.table2(programming("table2")), "mbpp", metric="ftm_team"),
     "coalition.fig2_humaneval": lambda: cp.plot_fig2(cp.table2(programming("table2")), "humaneval"),
     "coalition.fig2_mbpp": lambda: cp.plot_fig2(cp.table2(programming("table2")), "mbpp"),
     "coalition.ftm_epsilon_humaneval": lambda: cp.plot_ftm_epsilon(

@@ -27,13 +27,13 @@ def test_matching_moves_ftm_as_declared_and_the_verdicts_match_the_truth(sim: Si
     f = cp.episode_frame(runs)
     for (setting, rnd), part in f.groupby(["matching", "round"]):
         truth = expected_ftm(SPEC, 1, setting == "matching", int(rnd), 0.25) / 100
-        trusted = round(float((part["ftm_all"] / 100 * 4).sum()))
+        trusted = round(float((part["ftm"] / 100 * 4).sum()))
         assert within_ci(trusted, 4 * len(part), truth), (setting, rnd, trusted / (4 * len(part)), truth)
     cp.table2(runs)
     cp.tables10_12(runs)
     rows = read_units()["coalition.table2"]
-    ftm_all = rows[rows["metric"] == "ftm_all"]
-    assert ftm_all["expected"].notna().all()  # FTM over all engineers has a closed form in every condition
+    ftm = rows[rows["metric"] == "ftm"]
+    assert ftm["expected"].notna().all()  # FTM over all engineers (§6.2) has a closed form in every condition
     assert rows.loc[rows["metric"] == "ftm_next", "expected"].isna().all()  # the next round's team has none
     verdicts = judge(isolated / "results", ["coalition"]).set_index("claim_id")
     raised = verdicts.loc["coalition.matching_raises_ftm_humaneval"]

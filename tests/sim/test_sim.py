@@ -44,7 +44,7 @@ def test_pass_at_1_and_ftm_are_the_declared_competence(sim: SimServer) -> None:
     above = [1 - NormalDist(mean, spec.score_noise).cdf(0.5) for mean in (spec.score_followed, spec.score_ignored)]
     truth = spec.p_follow * above[0] + (1 - spec.p_follow) * above[1]
     first = f[f["round"] == 1]
-    hits = round(float((first["ftm_all"] / 100 * 4).sum()))
+    hits = round(float((first["ftm"] / 100 * 4).sum()))
     assert within_ci(hits, 4 * len(first), truth)
     # and the table carries the label, with no paper value beside it
     t1 = cp.table1(runs)

@@ -19,12 +19,19 @@ from tomlib.envs import Game
 from tomlib.tom import TieBreak, tie_stream
 
 Algorithm = Literal["ftl", "hedge"]
+EXPERT_PREDICTIONS: tuple[str, ...] = ("draw", "flat", "expected")
+"""How a formal expert predicts and is charged (the paper's Algorithms give one predicted action and a 0/1 loss, and
+leave ties open): ``draw``, one action with the recursion's ties drawn from the agent's stream, charged 1 on a miss;
+``flat``, one action drawn evenly from every action the expert might take under any resolution of its ties, charged 1
+on a miss; ``expected``, charged the chance that the expert would not have predicted the partner's action (§3.3's
+"prediction accuracy"), its prediction drawn from that same law."""
 
 
 class AdaptiveToMAgent(Agent):
     """A-ToM over ToM orders ``orders`` with FTL or Hedge (η = ``eta``). The paper does not say whether the
     experts' losses carry from one episode to the next: by default they start afresh every episode
-    (``carry_losses=False``); with ``True`` the same agent keeps them across the episodes it plays."""
+    (``carry_losses=False``); with ``True`` the same agent keeps them across the episodes it plays. Nor does it say
+    how an expert predicts among equally good actions (``expert_prediction``, :data:`EXPERT_PREDICTIONS`)."""
 
     def __init__(
         self,
@@ -37,8 +44,13 @@ class AdaptiveToMAgent(Agent):
         tie_break: TieBreak = "independent",
         tie_epsilon: float = 0.0,
         carry_losses: bool = False,
+        expert_prediction: str = "draw",
     ):
         algorithm = algorithm.lower()  # type: ignore[assignment]
+        if expert_prediction not in EXPERT_PREDICTIONS:
+            raise ValueError(
+                f"expert_prediction must be one of {', '.join(EXPERT_PREDICTIONS)}; got {expert_prediction!r}"
+            )
         if algorithm not in ("ftl", "hedge"):
             raise ValueError(f"A-ToM algorithm must be 'ftl' (Algorithm 1) or 'hedge' (Algorithm 2); got {algorithm!r}")
         self.algorithm: Algorithm = algorithm
@@ -50,6 +62,13 @@ class AdaptiveToMAgent(Agent):
         self.losses: list[float] = []
         self.predictor = predictor or FormalPredictor()
         self.responder = responder or FormalResponder()
+        if expert_prediction != "draw" and not isinstance(self.predictor, FormalPredictor):
+            raise ValueError(
+                f"expert_prediction={expert_prediction!r} needs the experts' tie law, which only formal experts have; "
+                "LLM experts predict by drawing (expert_prediction='draw')"
+            )
+        self.expert_prediction = expert_prediction
+        self._laws: list[dict[str, float]] | None = None
         self.name = f"A-ToM ({'FTL' if algorithm == 'ftl' else 'Hedge'})"
 
     def start_episode(
@@ -73,8 +92,20 @@ class AdaptiveToMAgent(Agent):
         best = min(self.losses)
         return self.losses.index(best)  # argmin: the lowest order among tied leaders
 
+    async def _predict(self, state: Any) -> list[str]:
+        """Each expert's predicted partner action (:data:`EXPERT_PREDICTIONS`); the tie laws kept for the losses."""
+        if self.expert_prediction == "draw":
+            self._laws = None
+            return [await self.predictor.predict(self, state, k) for k in self.orders]
+        predictor: FormalPredictor = self.predictor  # type: ignore[assignment]
+        laws = [predictor.distribution(self, state, k) for k in self.orders]
+        self._laws = laws
+        if self.expert_prediction == "flat":
+            return [self.rng.choice(list(law)) for law in laws]
+        return [self.rng.choices(list(law), weights=list(law.values()))[0] for law in laws]
+
     async def act(self, state: Any) -> Decision:
-        predictions = [await self.predictor.predict(self, state, k) for k in self.orders]
+        predictions = await self._predict(state)
         probs = self.probabilities()
         if self.algorithm == "ftl":
             chosen = self._leader()
@@ -92,6 +123,7 @@ class AdaptiveToMAgent(Agent):
                 "losses": list(self.losses),
                 "predictions": predictions,
                 "chosen_order": self.orders[chosen],
+                **({"expert_prediction": self.expert_prediction} if self.expert_prediction != "draw" else {}),
             },
         )
         self.emit("prediction", {"predicted_partner_action": predicted, "chosen_order": self.orders[chosen]})
@@ -105,7 +137,10 @@ class AdaptiveToMAgent(Agent):
             return
         actual = joint[1 - self.player]
         for i, predicted in enumerate(self._pending):
-            loss = 0.0 if predicted == actual else 1.0
+            if self.expert_prediction == "expected" and self._laws is not None:
+                loss = 1.0 - self._laws[i].get(actual, 0.0)
+            else:
+                loss = 0.0 if predicted == actual else 1.0
             self.losses[i] += loss
             self.weights[i] *= math.exp(-self.eta * loss)
         top = max(self.weights)

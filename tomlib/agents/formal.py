@@ -6,7 +6,7 @@ import random
 from typing import Any
 
 from tomlib.agents._base import Agent, Decision, Predictor, Responder
-from tomlib.tom import TieBreak, best_responses, tie_stream, tom_reasoning
+from tomlib.tom import TieBreak, action_distribution, best_responses, tie_stream, tom_reasoning
 
 
 def _levels(chain: tuple[Any, ...]) -> list[dict[str, Any]]:
@@ -40,6 +40,11 @@ class FormalPredictor(Predictor):
 
     async def predict(self, agent: Agent, state: Any, order: int) -> str:
         return tom_reasoning(agent.game, state, 1 - agent.player, order, agent.rng)[-1].action
+
+    def distribution(self, agent: Agent, state: Any, order: int) -> dict[str, float]:
+        """The chance the hypothetical partner takes each action, its ties drawn evenly
+        (:func:`tomlib.tom.action_distribution`)."""
+        return action_distribution(agent.game, state, 1 - agent.player, order)
 
 
 class FormalResponder(Responder):

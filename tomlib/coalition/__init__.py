@@ -26,6 +26,7 @@ from tomlib.coalition._core import (
 from tomlib.coalition._cosine import EMBEDDINGS, Embedding, cosine_alignment
 from tomlib.coalition._instance import (
     MAX_AGENTS,
+    PAIR_ORDERS,
     AlignmentInstance,
     CoalitionInputError,
     make_instance,
@@ -58,6 +59,7 @@ __all__ = [
     "DEFAULT_SELECTION",
     "EMBEDDINGS",
     "MAX_AGENTS",
+    "PAIR_ORDERS",
     "SELECTIONS",
     "Algorithm1",
     "Algorithm1Run",

@@ -15,18 +15,46 @@ from tomlib.coalition._asp import solve_coalitions
 from tomlib.coalition._core import improvement_dynamics
 from tomlib.coalition._instance import AlignmentInstance, make_instance
 
+BLOCKING_READINGS: dict[str, dict[str, Any]] = {
+    "G.2": {"trusted_blocking": True, "literal_size": False},
+    "§4.2": {"trusted_blocking": False, "literal_size": False},
+    "§4.2, |C| ≥ n - 1": {"trusted_blocking": False, "literal_size": True},
+}
+"""What may block, as each part of the text reads: Theorem G.2's proof (a blocking coalition of at least the minimum
+size, trusted throughout: φ ≤ ε for every pair in it, l.1379); §4.2's stability (l.159: no ε condition; ε only
+"filtering out poorly aligned agent pairs" for efficiency, l.161); and §4.2 read literally, |C| ≥ n - 1 with n the
+coalitions' minimum size."""
+
 
 def random_instance(
-    rng: np.random.Generator, n: int, *, min_size: int | None = None, decimals: int = 2
+    rng: np.random.Generator,
+    n: int,
+    *,
+    min_size: int | None = None,
+    decimals: int = 2,
+    trusted_blocking: bool = False,
+    literal_size: bool = False,
 ) -> AlignmentInstance:
-    """Uniform scores in [-1, 1] for every ordered pair (everyone has beliefs), no abilities."""
-    return make_instance(rng.uniform(-1, 1, (n, n)).round(decimals), min_size=min_size, epsilon=0.25)
+    """Uniform scores in [-1, 1] for every ordered pair (everyone has beliefs), no abilities; what may block per
+    :data:`BLOCKING_READINGS`."""
+    scores = rng.uniform(-1, 1, (n, n)).round(decimals)
+    inst = make_instance(scores, min_size=min_size, epsilon=0.25, trusted_blocking=trusted_blocking)
+    if literal_size:
+        inst = make_instance(
+            scores,
+            min_size=min_size,
+            epsilon=0.25,
+            trusted_blocking=trusted_blocking,
+            blocking_size=max(2, inst.min_size - 1),
+        )
+    return inst
 
 
 @dataclass
 class GCheck:
     n: int
     min_size: int
+    blocking: str
     trial: int
     stable_exists: bool
     converged: bool
@@ -44,20 +72,25 @@ def check_appendix_g(
     trials: int = 100,
     seed: int = 0,
     max_steps: int = 300,
+    blocking: str = "G.2",
 ) -> list[GCheck]:
     """For each (n, min_size) — None is ⌈n/2⌉ — ``trials`` random instances: does a stable structure exist
-    (clingo, exact) and do blocking-coalition dynamics from "everyone outside" converge?"""
+    (clingo, exact) and do blocking-coalition dynamics from "everyone outside" converge? ``blocking``: what may block
+    (:data:`BLOCKING_READINGS`); every reading sees the same instances and the same dynamics' draws."""
+    if blocking not in BLOCKING_READINGS:
+        raise ValueError(f"blocking must be one of {', '.join(BLOCKING_READINGS)}; got {blocking!r}")
     rng = np.random.default_rng(seed)
     out = []
     for n, m in sizes:
         for t in range(trials):
-            inst = random_instance(rng, n, min_size=m)
+            inst = random_instance(rng, n, min_size=m, **BLOCKING_READINGS[blocking])
             sol = solve_coalitions(inst, optimize=False)
             run = improvement_dynamics(inst, rng=random.Random(seed * 1_000_003 + t), max_steps=max_steps)
             out.append(
                 GCheck(
                     n,
                     inst.min_size,
+                    blocking,
                     t,
                     sol.stable_exists,
                     run.converged,

@@ -121,7 +121,15 @@ def _structure(model: list[clingo.Symbol], n: int) -> CoalitionStructure:
 
 def _blocking_coalition(inst: AlignmentInstance, structure: CoalitionStructure) -> tuple[int, ...] | None:
     w = inst.weights
-    facts = [f"n({inst.n}).", f"min_size({inst.min_size})."]
+    facts = [f"n({inst.n}).", f"min_size({inst.blocking_size})."]
+    if inst.trusted_blocking:  # G.2: no untrusted pair inside a blocking coalition
+        facts += [
+            f":- c({i}), c({j})."
+            for i in range(inst.n)
+            if inst.has_beliefs[i]
+            for j in range(inst.n)
+            if j != i and not inst.trusted(i, j)
+        ]
     for i in range(inst.n):
         c = structure.coalition_of(i)
         if c is None:

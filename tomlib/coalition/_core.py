@@ -5,7 +5,9 @@ A *coalition structure* is a set of disjoint coalitions, each of at least ``min_
 in by B'_i(C \\ {i}), the mean of its weights w_ij over its partners (eq. 2, with §5.2's abilities folded into
 w); lower is preferred. Being outside is worse than any coalition. A structure is stable when no *blocking*
 coalition C exists: |C| ≥ min_size and every member strictly prefers C to where it is. An agent without beliefs
-never strictly prefers one coalition to another, so it blocks only from outside.
+never strictly prefers one coalition to another, so it blocks only from outside. Two readings change what blocks
+(``AlignmentInstance.trusted_blocking``, ``blocking_min``): Theorem G.2's proof also asks every pair in C to be
+trusted (φ ≤ ε), and §4.2 read literally lets coalitions of n - 1 block.
 
 Among stable structures the solvers return one that leaves the fewest agents with beliefs outside, then minimizes
 their total B', then leaves the fewest agents outside. The *team selected* (Algorithm 1: "the coalition with the
@@ -82,8 +84,10 @@ def strictly_prefers(inst: AlignmentInstance, i: int, new: Sequence[int], curren
 def _blocking(inst: AlignmentInstance, structure: CoalitionStructure) -> Iterator[Coalition]:
     """Every blocking coalition of ``structure``, smallest first. Brute force."""
     where = {i: structure.coalition_of(i) for i in range(inst.n)}
-    for size in range(inst.min_size, inst.n + 1):
+    for size in range(inst.blocking_size, inst.n + 1):
         for cand in itertools.combinations(range(inst.n), size):
+            if inst.trusted_blocking and not inst.all_trusted(cand):
+                continue  # G.2: a blocking coalition is trusted throughout
             if all(strictly_prefers(inst, i, cand, where[i]) for i in cand):
                 yield cand
 

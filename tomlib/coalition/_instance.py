@@ -44,6 +44,10 @@ def misalignment(score: float | np.ndarray) -> float | np.ndarray:
     return (1.0 - score) / 2.0
 
 
+PAIR_ORDERS = ("eq3", "phi")
+"""How an agent ranks partners in a NeurIPS matching (``AlignmentInstance.pair_order``)."""
+
+
 @dataclass(frozen=True)
 class AlignmentInstance:
     """Who believes what about whom: raw Appendix A scores, abilities (§5.2), ε, λ and the minimum coalition size.
@@ -69,6 +73,24 @@ class AlignmentInstance:
     fixed_resolution: int | None = None  # None: exact (see the module docstring); an int: quantize on that grid
     everyone_in: bool = False  # True: every agent in a coalition of ≥ min_size (the ICLR text read literally)
     quota: int = 1  # NeurIPS matchings: the most partners an agent may have (1: pairs; more: its one-to-many μ)
+    trusted_blocking: bool = False
+    """A blocking coalition must be trusted throughout, φ_ij ≤ ε for every i with beliefs and j in it (Theorem G.2's
+    proof, ``coalition-matching-iclr-draft.txt`` l.1379); §4.2's stability (l.159) has no such condition, and "the
+    stability conditions ... remain valid even when this constraint is relaxed" (l.161)."""
+    pair_order: str = "eq3"
+    """How an agent ranks partners in a NeurIPS matching: ``eq3``, the draft's eq. (3), aligned (φ ≤ ε) over not
+    aligned and indifferent within each (ours: the complete weak order eq. 3 defines); ``phi``, strictly by φ."""
+    blocking_min: int | None = None
+    """The fewest members a blocking coalition needs; None: ``min_size``, as every coalition (G.2's |C| ≥ k). §4.2
+    read literally asks |C| ≥ n - 1 (l.159), one fewer than a coalition's own minimum."""
+
+    @property
+    def blocking_size(self) -> int:
+        return self.min_size if self.blocking_min is None else self.blocking_min
+
+    def all_trusted(self, members: Sequence[int]) -> bool:
+        """Every member with beliefs trusts every other member (φ ≤ ε): G.2's condition on a blocking coalition."""
+        return all(self.trusted(i, j) for i in members if self.has_beliefs[i] for j in members if j != i)
 
     @property
     def n(self) -> int:
@@ -180,6 +202,9 @@ def make_instance(
     resolution: int | None = None,
     everyone_in: bool = False,
     quota: int = 1,
+    trusted_blocking: bool = False,
+    blocking_size: int | None = None,
+    pair_order: str = "eq3",
 ) -> AlignmentInstance:
     """Build and check an instance. ``scores`` is a matrix, or ``{believer: {other: score}}`` (agents missing as
     believers have no beliefs). ``min_size`` defaults to ⌈n/2⌉ (the ICLR draft's setting). ``quota`` is the most
@@ -221,6 +246,12 @@ def make_instance(
         raise CoalitionInputError(
             f"min_size must be between 2 and the number of agents ({n}); got {min_size}. The ICLR draft uses ⌈n/2⌉."
         )
+    if pair_order not in PAIR_ORDERS:
+        raise CoalitionInputError(f"pair_order must be one of {', '.join(PAIR_ORDERS)}; got {pair_order!r}.")
+    if blocking_size is not None and not 2 <= int(blocking_size) <= n:
+        raise CoalitionInputError(
+            f"blocking_size must be between 2 and the number of agents ({n}); got {blocking_size}."
+        )
     if not isinstance(quota, int) or not 1 <= quota <= n - 1:
         raise CoalitionInputError(
             f"quota is the most partners an agent may have: a whole number from 1 (pairs) to {n - 1}; got {quota!r}."
@@ -248,4 +279,7 @@ def make_instance(
         fixed_resolution=resolution,
         everyone_in=everyone_in,
         quota=quota,
+        trusted_blocking=bool(trusted_blocking),
+        pair_order=pair_order,
+        blocking_min=None if blocking_size is None else int(blocking_size),
     )

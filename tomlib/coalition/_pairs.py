@@ -1,11 +1,13 @@
 """The NeurIPS draft's matchings (§4.2, eq. 2-3): pairs, or its one-to-many μ, checked by brute force.
 
-Agent i splits the others into *aligned* (φ_ij ≤ ε) and not, and prefers j to m iff j is aligned and m is not
-(eq. 3). With abilities (§5.2 of that draft) i also prefers j to m when their misalignments are equal and
-α_j > α_m. Being unmatched is worse than any partner (``unaligned_acceptable=True``, the draft's "robust even
-when all pairs exceed ε") or, with ``unaligned_acceptable=False``, no better than an unaligned one. Agents
-without beliefs are indifferent between partners. A matching is stable when no pair (i, j) both strictly prefer
-each other to their partners (eq. 2): weak stability, the standard notion with ties.
+Agent i splits the others into *aligned* (φ_ij ≤ ε) and not, and prefers j to m iff j is aligned and m is not (eq.
+3), indifferent within each class: the complete weak order eq. 3 defines (``pair_order="eq3"``). With
+``pair_order="phi"`` it ranks partners strictly by φ instead, a reading that leaves far fewer stable matchings. With
+abilities (§5.2 of that draft) i also prefers j to m when their misalignments are equal and α_j > α_m. Being
+unmatched is worse than any partner (``unaligned_acceptable=True``, the draft's "robust even when all pairs exceed
+ε") or, with ``unaligned_acceptable=False``, no better than an unaligned one. Agents without beliefs are indifferent
+between partners. A matching is stable when no pair (i, j) both strictly prefer each other to their partners (eq.
+2): weak stability, the standard notion with ties.
 
 §4.2 defines μ as "a one-to-many correspondence that assigns each agent to at least one other agent or leaves them
 unmatched", and eq. 2 compares a partner j with the set μ(i). With ``inst.quota`` = q > 1 an agent may hold up to q
@@ -42,7 +44,10 @@ def pair_prefers(
         return unaligned_acceptable or not inst.has_beliefs[i] or aligned(inst, i, j)
     if not inst.has_beliefs[i]:
         return False
-    if aligned(inst, i, j) and not aligned(inst, i, m):
+    if inst.pair_order == "phi":  # a strict order by misalignment (ties only where φ is equal)
+        if inst.exact_phi(i, j) != inst.exact_phi(i, m):
+            return inst.exact_phi(i, j) < inst.exact_phi(i, m)
+    elif aligned(inst, i, j) and not aligned(inst, i, m):
         return True
     if abilities:  # the draft compares the raw distances here, not the ability-weighted ones: exactly
         return inst.exact_phi(i, j) == inst.exact_phi(i, m) and inst.ability[j] > inst.ability[m]

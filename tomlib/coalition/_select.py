@@ -10,8 +10,9 @@ cooperates. The rules, each over every stable outcome (enumerated exactly, :func
   members with beliefs), ties drawn uniformly. The ICLR draft's text: "The optimal coalition S with the strongest
   belief alignment will be the team selected for cooperation"; the default of its coalitions.
 - ``fewest-outside``: tomlib's first rule, the solvers' objective (fewest agents with beliefs left out, then the
-  lowest total misalignment); not from the text. On 2,000 uniform score draws it picks the whole team of three in 76%
-  of the reasoning team's, and the ToM-1/ToM-2 pair in 65% of the debate's.
+  lowest total misalignment); not from the text. On uniform score draws it picks the whole team of three far more
+  often than the others in the reasoning team, and the ToM-1/ToM-2 pair in the debate (notebooks 07 and 12 measure
+  it).
 
 The *team* of a coalition structure is its coalition with the strongest alignment (:func:`selected_team`); of a
 matching, every matched agent.

@@ -1,5 +1,5 @@
 """The coalition paper's debate (§6.4, Appendix D): ToM debaters, speakers picked at random or by the matching
-mechanism, one judge verdict per round. Groundwork for Table 4; its notebook is not in the series yet.
+mechanism, one judge verdict per round: Table 4 (notebook 12).
 
 >>> d = await run_debate(chat, judge, DebateConfig(setting="tom_matching"))   # doctest: +SKIP
 >>> win_rates([d]), cooperation_rate([d], 5)                                  # doctest: +SKIP
@@ -12,6 +12,7 @@ from tomlib.debate._debate import (
     DebateConfig,
     DebateRound,
     WinRates,
+    best_pairs,
     cooperation_rate,
     debater_names,
     run_debate,
@@ -28,6 +29,7 @@ __all__ = [
     "DebateRound",
     "Verdict",
     "WinRates",
+    "best_pairs",
     "cooperation_rate",
     "debater_names",
     "debater_schema",

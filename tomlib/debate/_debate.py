@@ -282,18 +282,25 @@ async def run_debate(
     return debate
 
 
-def _two_of(inst: AlignmentInstance, team: tuple[int, ...], rng: random.Random) -> tuple[int, ...]:
-    """The pair of ``team`` with the strongest alignment: the lowest mean misalignment φ among its members with
-    beliefs (a pair with none comes last); ties drawn with ``rng``."""
+def best_pairs(inst: AlignmentInstance, team: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The pairs of ``team`` with the strongest alignment (the lowest mean misalignment φ among their members with
+    beliefs; a pair with none comes last): who may speak for a team of more than two."""
+    if len(team) <= 2:
+        return [team]
 
-    def key(pair: tuple[int, int]) -> tuple[int, Fraction]:
+    def key(pair: tuple[int, ...]) -> tuple[int, Fraction]:
         a, b = pair
         vals = [inst.exact_phi(i, j) for i, j in ((a, b), (b, a)) if inst.has_beliefs[i]]
         return (0, sum(vals, Fraction(0)) / len(vals)) if vals else (1, Fraction(0))
 
     pairs = list(itertools.combinations(team, 2))
     best = min(key(p) for p in pairs)
-    return rng.choice([p for p in pairs if key(p) == best])
+    return [p for p in pairs if key(p) == best]
+
+
+def _two_of(inst: AlignmentInstance, team: tuple[int, ...], rng: random.Random) -> tuple[int, ...]:
+    """The speakers of a team: its best-aligned pair (:func:`best_pairs`), ties drawn with ``rng``."""
+    return rng.choice(best_pairs(inst, team))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tomlib.envs._base import Game, GameInfo, IllegalAction, NoExactModel, rng_for
+from tomlib.envs._base import PREFERENCES, Game, GameInfo, IllegalAction, NoExactModel, check_preference, rng_for
 from tomlib.envs.gridworld import GridState, GridWorld, Layout, load_layout
 from tomlib.envs.matrix import MatrixState, RepeatedMatrixGame
 
@@ -69,6 +69,7 @@ def list_games() -> list[str]:
 
 
 __all__ = [
+    "PREFERENCES",
     "Game",
     "GameInfo",
     "GridState",
@@ -78,6 +79,7 @@ __all__ = [
     "MatrixState",
     "NoExactModel",
     "RepeatedMatrixGame",
+    "check_preference",
     "list_games",
     "load_game",
     "load_layout",

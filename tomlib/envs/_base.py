@@ -16,6 +16,19 @@ from typing import Any, Literal
 
 PLAYERS = (0, 1)
 
+PREFERENCES: tuple[str, ...] = ("none", "own", "own-then-stay")
+"""What a formal agent prefers among joint actions of equal team value (before the tie model draws): nothing
+(``none``: eq. 9's argmax alone), its own progress (``own``: in the grid, ending the step closer to its own goal; in
+the kitchen, the fewest steps in which it alone could deliver the soup), or its own progress and then staying put
+(``own-then-stay``: a cook that cannot advance its own part waits instead of wandering). The paper says none of
+this; each game's default is in its docstring."""
+
+
+def check_preference(prefer: str) -> str:
+    if prefer not in PREFERENCES:
+        raise ValueError(f"prefer must be one of {', '.join(PREFERENCES)}; got {prefer!r}")
+    return prefer
+
 
 class NoExactModel(NotImplementedError):
     """The game has no exact joint value, so formal ToM-k agents cannot play it (the message says why)."""
@@ -75,10 +88,17 @@ class Game(abc.ABC):
         """What a ToM-0 agent assumes ``player`` does when it treats it as part of the environment (eq. 3):
         repeat its last choice, or stay where it is. Several when the assumption is ambiguous (a tie)."""
 
-    def preference(self, state: Any, joint: Sequence[str], player: int) -> float:
-        """Secondary criterion among joint actions of equal value, from ``player``'s side (higher first);
-        0 by default. Games use it for an agent's own progress, e.g. ending the step closer to its goal."""
-        return 0.0
+    def preference(self, state: Any, joint: Sequence[str], player: int) -> tuple[float, ...]:
+        """Secondary criteria among joint actions of equal value, from ``player``'s side (higher first); none by
+        default. Games with a ``prefer`` reading (:data:`PREFERENCES`) return its keys here."""
+        return ()
+
+    @staticmethod
+    def preference_keys(prefer: str, own: float, action: str) -> tuple[float, ...]:
+        """The keys of a ``prefer`` reading given the player's own progress (higher is better) and its action."""
+        if prefer == "none":
+            return ()
+        return (own,) if prefer == "own" else (own, float(action == "stay"))
 
     # -- text interface (LLM agents) -----------------------------------------------------------------
     @abc.abstractmethod

@@ -128,21 +128,51 @@ def solve(kitchen: Kitchen) -> tuple[dict[State, int], np.ndarray, np.ndarray]:
         rows.append(row)
         i += 1
     nxt = np.array(rows, dtype=np.int32)
-    value = np.full(len(order), UNREACHABLE, dtype=np.int64)
+    return index, nxt, steps_to_delivery(nxt)
+
+
+def steps_to_delivery(nxt: np.ndarray) -> np.ndarray:
+    """The fewest steps from each state to the first delivery when the joint action is chosen among ``nxt``'s
+    columns (value iteration over the transition table; UNREACHABLE where none delivers)."""
+    value = np.full(len(nxt), UNREACHABLE, dtype=np.int64)
     value[(nxt == DELIVERED).any(axis=1)] = 1
     targets = np.where(nxt >= 0, nxt, 0)
     while True:
         follow = np.where(nxt >= 0, value[targets], UNREACHABLE)
         best = np.minimum(value, np.where(follow.min(axis=1) < UNREACHABLE, follow.min(axis=1) + 1, UNREACHABLE))
         if np.array_equal(best, value):
-            break
+            return value
         value = best
-    return index, nxt, value
 
 
 @functools.lru_cache(maxsize=4)
+def _solved(
+    grid: tuple[str, ...], start: State, cook_time: int
+) -> tuple[Kitchen, dict[State, int], np.ndarray, np.ndarray]:
+    kitchen = Kitchen(grid, start, cook_time)
+    index, nxt, value = solve(kitchen)
+    return kitchen, index, nxt, value
+
+
 def solved(grid: tuple[str, ...], start: State, cook_time: int) -> tuple[Kitchen, dict[State, int], np.ndarray]:
     """The kitchen, its state index and V*, solved once per process for a layout, start and cook time."""
-    kitchen = Kitchen(grid, start, cook_time)
-    index, _, value = solve(kitchen)
+    kitchen, index, _, value = _solved(grid, start, cook_time)
     return kitchen, index, value
+
+
+def transitions(grid: tuple[str, ...], start: State, cook_time: int) -> np.ndarray:
+    """The transition table of :func:`solve` for a layout, start and cook time (solved once per process)."""
+    return _solved(grid, start, cook_time)[2]
+
+
+@functools.lru_cache(maxsize=4)
+def solo_steps(grid: tuple[str, ...], start: State, cook_time: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per cook, the fewest steps in which it alone delivers the soup from each state, its partner standing still
+    where it is with what it holds (UNREACHABLE where it cannot): a cook's own progress."""
+    _, _, nxt, _ = _solved(grid, start, cook_time)
+    stay = ACTIONS.index("stay")
+    alone = (
+        [a * len(ACTIONS) + stay for a in range(len(ACTIONS))],  # cook 0 moves, cook 1 stays
+        [stay * len(ACTIONS) + a for a in range(len(ACTIONS))],
+    )
+    return steps_to_delivery(nxt[:, alone[0]]), steps_to_delivery(nxt[:, alone[1]])

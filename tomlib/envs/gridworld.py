@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from tomlib.envs._base import Game, GameInfo, IllegalAction
+from tomlib.envs._base import Game, GameInfo, IllegalAction, check_preference
 from tomlib.paths import data_dir
 
 MOVES: dict[str, tuple[int, int]] = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1), "stay": (0, 0)}
@@ -92,10 +92,14 @@ def load_layout(name: str) -> Layout:
 class GridWorld(Game):
     """Two players walk to their own goals without blocking each other."""
 
-    def __init__(self, layout: str | Layout = "game1", max_steps: int = 30):
+    def __init__(self, layout: str | Layout = "game1", max_steps: int = 30, prefer: str = "own"):
+        """``prefer`` (:data:`tomlib.envs.PREFERENCES`): what formal agents prefer among equally good joint moves;
+        ``own`` by default, each player's own goal (``adaptive-tom-aaai2026.txt`` l.197: "The goal is for both agents
+        to reach their own target locations")."""
         self.layout = load_layout(layout) if isinstance(layout, str) else layout
         self.max_steps = int(max_steps)
-        self.params = {"layout": self.layout.name, "max_steps": self.max_steps}
+        self.prefer = check_preference(prefer)
+        self.params = {"layout": self.layout.name, "max_steps": self.max_steps, "prefer": self.prefer}
         self.info = GameInfo(
             name="grid",
             metric="time",
@@ -192,9 +196,12 @@ class GridWorld(Game):
             out.append(dist)
         return out[0], out[1]
 
-    def preference(self, state: GridState, joint: Sequence[str], player: int) -> float:
-        """Among equally good joint moves a player prefers its own progress: ending closer to its goal."""
-        return -float(self.own_distance[player].get(self._resolve(state.pos, joint)[player], INF))
+    def preference(self, state: GridState, joint: Sequence[str], player: int) -> tuple[float, ...]:
+        """Own progress is ending the step closer to one's own goal (``prefer``)."""
+        if self.prefer == "none":
+            return ()
+        own = -float(self.own_distance[player].get(self._resolve(state.pos, joint)[player], INF))
+        return self.preference_keys(self.prefer, own, joint[player])
 
     def environment_actions(self, state: GridState, player: int) -> tuple[str, ...]:
         """A ToM-0 agent treats its partner as a fixed part of the map: it stays where it is."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from tomlib.envs._base import Game, GameInfo, IllegalAction
+from tomlib.envs._base import Game, GameInfo, IllegalAction, check_preference
 from tomlib.paths import data_dir
 
 ACTION_NAMES = ("up", "down", "left", "right", "stay", "interact")
@@ -67,7 +67,14 @@ class OvercookedGame(Game):
 
     has_exact_values = True
 
-    def __init__(self, layout: str = "overcooked_symmetric", horizon: int = 100, cook_time: int = 20):
+    def __init__(
+        self, layout: str = "overcooked_symmetric", horizon: int = 100, cook_time: int = 20, prefer: str = "none"
+    ):
+        """``prefer`` (:data:`tomlib.envs.PREFERENCES`): what formal cooks prefer among equally good joint actions;
+        ``none`` by default: the cooks share one soup (``adaptive-tom-aaai2026.txt`` l.215, "two agents need to
+        collaborate to cook and deliver onion soup"), so eq. 9's team value is all a cook weighs and the tie model
+        draws among what it leaves equal."""
+        self.prefer = check_preference(prefer)
         actions, mdp_mod = _lib()
         self._A = actions.Action
         self.layout_name = layout
@@ -81,7 +88,7 @@ class OvercookedGame(Game):
         spec["layout_name"] = layout
         self.mdp = mdp_mod.OvercookedGridworld.from_grid(grid, spec, {"cook_time": self.cook_time})
         self.grid = grid
-        self.params = {"layout": layout, "horizon": self.horizon}
+        self.params = {"layout": layout, "horizon": self.horizon, "prefer": self.prefer}
         self.info = GameInfo(
             name="overcooked",
             metric="time",
@@ -167,6 +174,13 @@ class OvercookedGame(Game):
         return solved(tuple(self.grid), self.compact(self.reset(0)), self.cook_time)
 
     @cached_property
+    def _solo(self) -> Any:
+        """Each cook's own progress in every state of the exact model (solved once per process)."""
+        from tomlib.envs._kitchen import solo_steps
+
+        return solo_steps(tuple(self.grid), self.compact(self.reset(0)), self.cook_time)
+
+    @cached_property
     def _floor(self) -> dict[tuple[int, int], int]:
         """Floor cells (start cells included) in the exact model's order."""
         cells = [(x, y) for y, r in enumerate(self.grid) for x, c in enumerate(r) if c == " " or c.isdigit()]
@@ -190,21 +204,61 @@ class OvercookedGame(Game):
             pot = COOKING + min(soup._cooking_tick, self.cook_time)  # the library keeps the tick private
         return (*out, pot)
 
+    @cached_property
+    def _moves(self) -> Any:
+        """The exact model's transition table (``nxt[state, a0 * 6 + a1]``), solved with V* once per process."""
+        from tomlib.envs._kitchen import transitions
+
+        return transitions(tuple(self.grid), self.compact(self.reset(0)), self.cook_time)
+
+    def _model_next(self, state: KitchenState, joint: Sequence[str]) -> int | None:
+        """The exact model's next state index for ``joint`` (or OUT / DELIVERED); None for a state outside the
+        model's reachable set (the table answers the states it holds; the step function the rest)."""
+        from tomlib.envs._kitchen import DELIVERED, OUT
+
+        kitchen, index, _ = self.exact
+        a = ACTION_NAMES.index(joint[0]) * len(ACTION_NAMES) + ACTION_NAMES.index(joint[1])
+        last = self.__dict__.get("_last_compact")
+        if last is not None and last[0] is state:  # a decision values one state under every joint action
+            here = last[1]
+        else:
+            here = self.compact(state)
+            self.__dict__["_last_compact"] = (state, here)
+        k = index.get(here)
+        if k is not None:
+            return int(self._moves[k, a])
+        nxt = kitchen.step(here, divmod(a, len(ACTION_NAMES)))  # type: ignore[arg-type]
+        return nxt if nxt in (DELIVERED, OUT) else index.get(nxt)  # type: ignore[return-value]
+
     def joint_value(self, state: KitchenState, joint: Sequence[str]) -> float:
         """Q = -(1 + V*(s')) in the exact one-soup model; -inf for setting an item on a counter (see the module)."""
         from tomlib.envs._kitchen import DELIVERED, OUT, UNREACHABLE
 
         if state.delivered:
             return 0.0
-        kitchen, index, value = self.exact
-        nxt = kitchen.step(self.compact(state), (ACTION_NAMES.index(joint[0]), ACTION_NAMES.index(joint[1])))  # type: ignore[arg-type]
-        if nxt == DELIVERED:
+        k = self._model_next(state, joint)
+        if k == DELIVERED:
             return -1.0
-        if nxt == OUT:
+        if k == OUT:
             return float("-inf")
-        k = index.get(nxt)
-        v = int(value[k]) if k is not None else UNREACHABLE
+        v = int(self.exact[2][k]) if k is not None else UNREACHABLE
         return -(1.0 + (v if v < UNREACHABLE else 10 * self.horizon))
+
+    def preference(self, state: KitchenState, joint: Sequence[str], player: int) -> tuple[float, ...]:
+        """Own progress (``prefer``): the fewest steps in which this cook alone could deliver the soup from the next
+        state, its partner standing still (:func:`tomlib.envs._kitchen.solo_steps`); the fewer the better."""
+        if self.prefer == "none" or state.delivered:
+            return ()
+        from tomlib.envs._kitchen import DELIVERED, OUT, UNREACHABLE
+
+        k = self._model_next(state, joint)
+        if k == DELIVERED:
+            own = 0.0
+        elif k == OUT or k is None:
+            own = -float(UNREACHABLE)
+        else:
+            own = -float(self._solo[player][k])
+        return self.preference_keys(self.prefer, own, joint[player])
 
     def environment_actions(self, state: KitchenState, player: int) -> tuple[str, ...]:
         """A ToM-0 cook treats its partner as a fixed part of the kitchen: it stays where it is."""

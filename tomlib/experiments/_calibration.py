@@ -126,7 +126,7 @@ def run_block(paper: str, spec: dict[str, object], units: int, seed: int, per_bl
             )
             cp.table2(runs)
             rows = read_units()["coalition.table2"]
-            rows = rows[(rows["metric"] == "ftm_all") & (rows["source"] == f"sim:{name}")].reset_index(drop=True)
+            rows = rows[(rows["metric"] == "ftm") & (rows["source"] == f"sim:{name}")].reset_index(drop=True)
             task = {t: i for i, t in enumerate(dict.fromkeys(rows["task_id"]))}
             return rows.assign(metric="y", _unit=rows["seed"].astype(int) * per_block + rows["task_id"].map(task))
         if paper == "tom_ib":

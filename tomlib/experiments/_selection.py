@@ -22,10 +22,14 @@ def team_label(names: Sequence[str], team: Sequence[int]) -> str:
 
 
 def selection_shares(
-    instances: Sequence[AlignmentInstance], mechanism: Mechanism, rules: Sequence[str] = tuple(SELECTIONS)
+    instances: Sequence[AlignmentInstance],
+    mechanism: Mechanism,
+    rules: Sequence[str] = tuple(SELECTIONS),
+    within: Callable[[AlignmentInstance, tuple[int, ...]], Sequence[tuple[int, ...]]] | None = None,
 ) -> pd.DataFrame:
     """Share (%) of the instances in which each rule (columns) makes each team (rows) cooperate; the last rows give
-    the share of instances with several stable outcomes (where the rule matters) and with none."""
+    the share of instances with several stable outcomes (where the rule matters) and with none. ``within``: who of a
+    team acts (e.g. the debate's two speakers of a coalition of three), each of its answers equally likely."""
     if not instances:
         return pd.DataFrame()
     names = instances[0].names
@@ -35,8 +39,10 @@ def selection_shares(
         for inst in instances:
             got = team_shares(inst, mechanism, rule)  # type: ignore[arg-type]
             for team, p in (got or {(): 1.0}).items():
-                label = team_label(names, team)
-                col[label] = col.get(label, 0.0) + 100 * p / len(instances)
+                acting = list(within(inst, team)) if within is not None and team else [team]
+                for part in acting:
+                    label = team_label(names, part)
+                    col[label] = col.get(label, 0.0) + 100 * p / len(instances) / len(acting)
         share[rule] = col
     counts = [len(stable_outcomes(inst, mechanism)) for inst in instances]
     frame = pd.DataFrame(share).fillna(0.0).sort_index()
@@ -54,6 +60,7 @@ def random_instances(
     seed: int = 0,
     min_size: int | None = None,
     epsilon: float = 0.25,
+    pair_order: str = "eq3",
 ) -> list[AlignmentInstance]:
     """Instances with every believer's scores drawn uniformly from [-1, 1] (seeded)."""
     rng = np.random.default_rng(seed)
@@ -61,7 +68,11 @@ def random_instances(
     out = []
     for _ in range(draws):
         scores = rng.uniform(-1, 1, size=(n, n))
-        out.append(make_instance(scores, names=names, no_beliefs=no_beliefs, min_size=min_size, epsilon=epsilon))
+        out.append(
+            make_instance(
+                scores, names=names, no_beliefs=no_beliefs, min_size=min_size, epsilon=epsilon, pair_order=pair_order
+            )
+        )
     return out
 
 
@@ -75,6 +86,7 @@ def recorded_instances(
     condition: Callable[[str], bool] = lambda _c: True,
     min_size: int | None = None,
     epsilon: float = 0.25,
+    pair_order: str = "eq3",
 ) -> list[AlignmentInstance]:
     """The score matrices a run recorded (its ``alignment`` events), one instance per (condition, episode, round) of
     the conditions ``condition`` accepts, at round ``step`` (None: every round)."""
@@ -96,5 +108,14 @@ def recorded_instances(
                     scores[names.index(agent), names.index(other)] = float(s)
                     seen = True
         if seen:
-            out.append(make_instance(scores, names=names, no_beliefs=no_beliefs, min_size=min_size, epsilon=epsilon))
+            out.append(
+                make_instance(
+                    scores,
+                    names=names,
+                    no_beliefs=no_beliefs,
+                    min_size=min_size,
+                    epsilon=epsilon,
+                    pair_order=pair_order,
+                )
+            )
     return out

@@ -16,16 +16,17 @@ import functools
 import re
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from tomlib.agents import AdaptiveToMAgent, Agent, EpisodeResult, FormalToMAgent, play_episode
+from tomlib.agents.adaptive import EXPERT_PREDICTIONS
 from tomlib.agents.llm import HISTORY_STEPS, LLMPredictor, LLMResponder, LLMToM, LLMToMAgent
 from tomlib.agents.partners import GreedyAgent, PartnerUnavailable, pbt_partner
 from tomlib.agents.ppo import SOURCE_SUFFIX, Population, PPOPartner, WeightsUnavailable
-from tomlib.envs import Game, NoExactModel, load_game
+from tomlib.envs import PREFERENCES, Game, NoExactModel, check_preference, load_game
 from tomlib.experiments._checks import check_models, check_names, check_whole
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import in_flight, run_jobs
@@ -78,11 +79,17 @@ class Setup:
     tie_break: str = "independent"
     """The formal agents' tie model (:func:`tomlib.tom.tie_stream`); the paper says nothing of ties."""
     tie_epsilon: float = 0.0
+    prefer: str = ""
+    """What formal agents prefer among equally good joint moves in the grid worlds and the kitchen
+    (:data:`tomlib.envs.PREFERENCES`); "" leaves each game's default (the grid: own progress; the kitchen: none)."""
     llm_history: int = HISTORY_STEPS
     """How many of the last joint actions LLM agents see in each prompt (0: none; the matrix game shows none)."""
     carry_losses: bool = False
     """A-ToM's expert losses: afresh every episode (the default; the paper does not say) or carried across the
     episodes of a condition, which then run one after another with the same A-ToM agent."""
+    expert_prediction: str = "draw"
+    """How formal A-ToM's experts predict among equally good actions and are charged
+    (:data:`tomlib.agents.adaptive.EXPERT_PREDICTIONS`); the paper's Algorithms give one action and a 0/1 loss."""
     pbt: str = "none"
     """Who plays PBT's seat: ``none`` (not reproduced: no pretrained population offline) or ``ppo-selfplay``, the
     labelled stand-in of :mod:`tomlib.agents.ppo`; its rows' source then ends in ``+ppo:selfplay``."""
@@ -94,19 +101,34 @@ class Setup:
     def __post_init__(self) -> None:
         if self.pbt not in PBT_CHOICES:
             raise ValueError(f"pbt must be one of {', '.join(PBT_CHOICES)}; got {self.pbt!r}")
+        if self.prefer:
+            check_preference(self.prefer)
+        if self.expert_prediction not in EXPERT_PREDICTIONS:
+            raise ValueError(
+                f"expert_prediction must be one of {', '.join(EXPERT_PREDICTIONS)}; got {self.expert_prediction!r}"
+            )
 
-    def readings(self) -> dict[str, str]:
+    def game(self, task: str, tasks: dict[str, str] = TASKS) -> Game:
+        """The task's game, with this setup's ``prefer`` where the game has that reading."""
+        game = load_task(task, tasks)
+        return load_game(tasks[task], prefer=self.prefer) if self.prefer and hasattr(game, "prefer") else game
+
+    def readings(self, game: Game | None = None) -> dict[str, str]:
         """The readings (``data/readings/adaptive_tom.csv``) as the units tables' columns, so a run under another
         reading sits beside the default's instead of replacing it: ``tie_break`` for formal agents (``independent``
-        or ``shared(ε=…)``), ``llm_history`` for LLM agents, ``carry_losses`` for both (empty where one does not
-        apply)."""
+        or ``shared(ε=…)``) and, given the game, its ``prefer``; ``llm_history`` for LLM agents; ``carry_losses``
+        for both (empty where one does not apply)."""
         formal = self.model == "formal"
         ties = "independent" if self.tie_break == "independent" else f"shared(ε={self.tie_epsilon:g})"
-        return {
+        out = {
             "tie_break": ties if formal else "",
+            "expert_prediction": self.expert_prediction if formal else "",
             "llm_history": "" if formal else str(self.llm_history),
             "carry_losses": str(self.carry_losses),
         }
+        if game is not None:
+            out["prefer"] = str(getattr(game, "prefer", "")) if formal else ""
+        return out
 
     @property
     def source(self) -> str:
@@ -134,6 +156,7 @@ class Setup:
                     tie_break=self.tie_break,  # type: ignore[arg-type]
                     tie_epsilon=self.tie_epsilon,
                     carry_losses=self.carry_losses,
+                    expert_prediction=self.expert_prediction,
                 )
             llm = LLMToM(self.chat, temperature=self.temperature, history_steps=self.llm_history)
             return AdaptiveToMAgent(
@@ -169,6 +192,7 @@ class Reproduction:
     table: pd.DataFrame
     episodes: pd.DataFrame
     run_id: str
+    readings: dict[str, str] = field(default_factory=dict)  # the readings it ran under, as units columns
 
 
 AGENT_NAMES = ["ToM-0", "ToM-1", "ToM-2", *ATOM.values(), "Greedy", "PBT"]
@@ -189,15 +213,26 @@ def check_parameters(
     fig3_episode: Any = 0,
     llm_history: Any = HISTORY_STEPS,
     pbt: Any = "none",
+    prefer: Any = "",
+    expert_prediction: Any = "draw",
 ) -> None:
     """Notebooks 01-05's parameters, before any work: whole repetition counts, a configured model (or "" for
-    none), a known mode, known task and agent names, a tie model and who plays PBT's seat."""
+    none), a known mode, known task and agent names, a tie model, a preference among equal moves and who plays PBT's
+    seat."""
     from tomlib.tom import TIE_BREAKS
 
     if pbt not in PBT_CHOICES:
         raise ValueError(
             f"parameter pbt must be one of {', '.join(PBT_CHOICES)} (ppo-selfplay: the labelled PPO stand-in); "
             f"got {pbt!r}"
+        )
+    if prefer != "" and prefer not in PREFERENCES:
+        raise ValueError(
+            f'parameter prefer must be one of {", ".join(PREFERENCES)}, or "" for each game\'s own; got {prefer!r}'
+        )
+    if expert_prediction not in EXPERT_PREDICTIONS:
+        raise ValueError(
+            f"parameter expert_prediction must be one of {', '.join(EXPERT_PREDICTIONS)}; got {expert_prediction!r}"
         )
     if tie_break not in TIE_BREAKS:
         raise ValueError(f"parameter tie_break must be one of {', '.join(TIE_BREAKS)}; got {tie_break!r}")
@@ -327,7 +362,7 @@ async def _run_table(
     setup.connect(log)
     rows: list[dict[str, Any]] = []
     per_episode: list[dict[str, Any]] = []
-    games = {task: load_task(task, tasks) for task in dict.fromkeys(task for _, _, task in cells)}
+    games = {task: setup.game(task, tasks) for task in dict.fromkeys(task for _, _, task in cells)}
     bar = tqdm(total=len(cells) * episodes, desc=f"{experiment} ({setup.source})", disable=not progress)
     try:
         # LLM cells run together under one limit of episodes in flight (the model's concurrency): a condition's 30
@@ -354,8 +389,17 @@ async def _run_table(
                 bar.update(episodes)
                 return _missing_rows(base, metric, setup.source, str(exc)), []
             scores = [r.score for r in played]
+            prefer = setup.readings(game)["prefer"]  # per game: its own default where none is set
             return _cell_rows(base, metric, scores, setup.source), [
-                {**base, "episode": i, "score": r.score, "steps": r.steps, "metric": metric, "source": setup.source}
+                {
+                    **base,
+                    "episode": i,
+                    "score": r.score,
+                    "steps": r.steps,
+                    "metric": metric,
+                    "source": setup.source,
+                    "prefer": prefer,
+                }
                 for i, r in enumerate(played)
             ]
 
@@ -369,7 +413,8 @@ async def _run_table(
         log.close()
     table = attach_paper_values(pd.DataFrame(rows))
     write_episode_units(per_episode, results, setup.readings())
-    return Reproduction(table=table, episodes=pd.DataFrame(per_episode), run_id=log.run_id)
+    readings = {**setup.readings(), **({"prefer": setup.prefer} if setup.prefer else {})}
+    return Reproduction(table=table, episodes=pd.DataFrame(per_episode), run_id=log.run_id, readings=readings)
 
 
 def alignment(a: str, b: str) -> str:
@@ -560,8 +605,10 @@ def final_weight_units(events: pd.DataFrame, setup: Setup) -> pd.DataFrame:
     if events.empty:
         return pd.DataFrame(rows)
     last = events.sort_values("step").groupby(["condition", "episode"], sort=True).tail(1)
+    games: dict[str, Game] = {}
     for condition, episode, payload in zip(last["condition"], last["episode"], last["payload"], strict=True):
         task, pair = str(condition).split(":", 1)
+        game = games.setdefault(task, setup.game(task))
         for k, p in zip(payload["orders"], payload["probabilities"], strict=True):
             rows.append(
                 {
@@ -575,7 +622,7 @@ def final_weight_units(events: pd.DataFrame, setup: Setup) -> pd.DataFrame:
                     "metric": "final_weight",
                     "value": round(float(p), 6),
                     "source": setup.source,
-                    **setup.readings(),
+                    **setup.readings(game),
                 }
             )
     return pd.DataFrame(rows)
@@ -646,6 +693,239 @@ def plot_tie_sensitivity(frame: pd.DataFrame) -> Any:
         ax.set_ylabel("points")
         ax.set_title(f"{name} (◆ the paper)", fontsize=9)
         ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    return fig
+
+
+PREFER_TASKS = ("game1", "game2", "overcooked")
+"""The tasks whose formal agents have a ``prefer`` reading (the matrix games have no notion of progress)."""
+PREFER_TABLES = ("table1", "table2", "table3", "fig3")
+
+
+@functools.cache
+def default_prefer(task: str) -> str:
+    """A task's game's own default preference (the grid: ``own``; the kitchen: ``none``)."""
+    return str(getattr(load_task(task), "prefer", ""))
+
+
+async def _run_under(table: str, tasks: Sequence[str], kw: dict[str, Any]) -> Reproduction:
+    """One formal table on ``tasks`` under the options in ``kw`` (readings, episodes, seed, results)."""
+    if table == "table1":
+        return await table1(tasks=list(tasks), **kw)
+    if table == "table2":
+        return await table2(tasks=list(tasks), **kw)
+    if table == "table3":
+        return await table3(agents=[a for a in TABLE3_AGENTS if a != "PBT"], **kw)
+    return await fig3(tasks=list(tasks), **kw)
+
+
+async def prefer_sensitivity(
+    table: str,
+    *,
+    default: Reproduction | None = None,
+    prefers: Sequence[str] = PREFERENCES,
+    tasks: Sequence[str] = PREFER_TASKS,
+    episodes: int = 30,
+    seed: int = 42,
+    results: str | None = None,
+    **options: Any,
+) -> pd.DataFrame:
+    """How the formal agents' preference among equally good moves (``prefer``, a reading the paper does not state)
+    sets one table's grid and kitchen cells: every cell under every preference, beside the paper's value. A task runs
+    under each preference other than its game's default; the default's cells come from ``default`` (the table as
+    the notebook ran it, under the same ``options``; run here when not given). Each run writes its units beside the
+    default's, so the claims are judged under each preference. ``table``: ``table1``, ``table2``, ``table3`` (with
+    §6.1's weights against Greedy) or ``fig3`` (A-ToM's last-step weight on its partner's order, averaged)."""
+    if table not in PREFER_TABLES:
+        raise ValueError(f"table must be one of {', '.join(PREFER_TABLES)}; got {table!r}")
+    tasks = ["overcooked"] if table == "table3" else [t for t in tasks if t in PREFER_TASKS]
+    kw: dict[str, Any] = {"episodes": episodes, "seed": seed, "results": results, "progress": False, **options}
+    rows: list[dict[str, Any]] = []
+    for prefer in prefers:
+        mine = list(tasks)
+        if default is not None:  # the default run holds each task under its game's own preference
+            same = [t for t in tasks if default_prefer(t) == prefer]
+            rows += [{**r, "prefer": prefer} for r in _cells(table, default, same, results, {"prefer": prefer})]
+            mine = [t for t in tasks if default_prefer(t) != prefer]
+        if mine:
+            run = await _run_under(table, mine, {**kw, "prefer": prefer})
+            rows += [{**r, "prefer": prefer} for r in _cells(table, run, mine, results, {"prefer": prefer})]
+    return pd.DataFrame(rows, columns=["table", "task", "cell", "value", "paper", "prefer"])
+
+
+async def under_readings(
+    table: str,
+    variants: dict[str, dict[str, Any]],
+    *,
+    default: Reproduction,
+    tasks: Sequence[str] = tuple(TASKS),
+    episodes: int = 30,
+    seed: int = 42,
+    results: str | None = None,
+) -> pd.DataFrame:
+    """One formal table under other readings (``variants``: a label such as ``carry_losses=True`` -> the Setup options
+    that make it), every cell beside the default run's and the paper's. Formal agents need no model calls, so the
+    claims resting on the table are judged under each (the runs write their units beside the default's)."""
+    tasks = ["overcooked"] if table == "table3" else list(tasks)
+    kw: dict[str, Any] = {"episodes": episodes, "seed": seed, "results": results, "progress": False}
+    rows = [{**r, "reading": "default"} for r in _cells(table, default, tasks, results, default.readings)]
+    for label, options in variants.items():
+        run = await _run_under(table, tasks, {**kw, **options})
+        rows += [{**r, "reading": label} for r in _cells(table, run, tasks, results, run.readings)]
+    return pd.DataFrame(rows)
+
+
+def reading_variants(
+    *,
+    tie_break: str = "independent",
+    tie_epsilon: float = 0.0,
+    carry_losses: bool = False,
+    expert_prediction: str = "draw",
+) -> dict[str, dict[str, Any]]:
+    """The other readings a formal A-ToM table is judged under, against a notebook's own: A-ToM's losses the other
+    way (``carry_losses``), the other tie model (shared at ε = 0 against independent ties, else independent) and the
+    experts' other ways to predict (``expert_prediction``); each changes one reading and keeps the rest."""
+    own = {
+        "tie_break": tie_break,
+        "tie_epsilon": tie_epsilon,
+        "carry_losses": carry_losses,
+        "expert_prediction": expert_prediction,
+    }
+    other_ties = (
+        {"tie_break": "shared", "tie_epsilon": 0.0} if tie_break == "independent" else {"tie_break": "independent"}
+    )
+    ties_label = "tie_break=shared(ε=0)" if tie_break == "independent" else "tie_break=independent"
+    out = {
+        f"carry_losses={not carry_losses}": {**own, "carry_losses": not carry_losses},
+        ties_label: {**own, **other_ties},
+    }
+    for mode in EXPERT_PREDICTIONS:
+        if mode != expert_prediction:
+            out[f"expert_prediction={mode}"] = {**own, "expert_prediction": mode}
+    return out
+
+
+def under_these(units: pd.DataFrame, readings: dict[str, Any]) -> pd.Series:
+    """The units rows under ``readings`` (a run's), each task under its game's own ``prefer`` unless they set one
+    (LLM rows carry none)."""
+    mask = pd.Series(True, index=units.index)
+    for column, value in readings.items():
+        if column in units.columns:
+            mask &= units[column].astype(str) == str(value)
+    if "prefer" in units.columns and "task" in units.columns and "prefer" not in readings:
+        prefer = units["prefer"].astype(str)
+        mask &= (prefer == units["task"].map(default_prefer)) | (prefer == "")
+    return mask
+
+
+def final_weights(run: Reproduction, results: str | None = None) -> pd.DataFrame:
+    """A-ToM (Hedge)'s normalized weights at the last step of each episode (Fig. 3's units), per task, partner and
+    expert: the mean over the episodes, their SD and how many there are."""
+    from tomlib.claims import read_units
+
+    units = read_units(results).get(f"{PAPER_ID}.fig3_weights", pd.DataFrame())
+    if units.empty:
+        return pd.DataFrame()
+    source = str(run.table["source"].iloc[0]) if len(run.table) else ""
+    got = (
+        units[under_these(units, run.readings) & (units["source"] == source)]
+        .groupby(["task", "player2", "expert"])["value"]
+        .agg(["mean", "std", "count"])
+    )
+    return got.rename(columns={"mean": "last-step weight", "std": "sd", "count": "episodes"}).round(3)
+
+
+def _cells(
+    table: str, run: Reproduction, tasks: Sequence[str], results: str | None, readings: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """A formal run's cells on ``tasks``: table, task, cell, value and the paper's value (Table 3 with §6.1's weights
+    against Greedy; Fig. 3 as the last-step weight on the partner's order, from the units under ``readings``)."""
+    out: list[dict[str, Any]] = []
+    if not tasks:
+        return out
+    if table in ("table1", "table2"):
+        t = run.table[run.table["task"].isin(tasks) & run.table["metric"].isin(["time", "point"])]
+        for r in t.to_dict("records"):
+            cell = (f"{r['algorithm']}: " if table == "table2" else "") + f"{r['player1']} vs {r['player2']}"
+            out.append(
+                {"table": table, "task": r["task"], "cell": cell, "value": r["value"], "paper": r["paper_value"]}
+            )
+    elif table == "table3":
+        t = run.table[run.table["metric"] == "time"]
+        for r in t.to_dict("records"):
+            out.append(
+                {
+                    "table": table,
+                    "task": "overcooked",
+                    "cell": r["agent_type"],
+                    "value": r["value"],
+                    "paper": r["paper_value"],
+                }
+            )
+        w = expert_weights([run], results, partners=("Greedy", *FIXED))
+        for r in w[w["value"].notna()].to_dict("records"):  # against Greedy, and against partners of known order
+            cell = f"{r['algorithm']} vs {r['partner']}: {r['expert']}"
+            out.append(
+                {
+                    "table": "§6.1 weights" if r["partner"] == "Greedy" else "weights, known partner",
+                    "task": "overcooked",
+                    "cell": cell,
+                    "value": r["value"],
+                    "paper": r["paper_value"],
+                }
+            )
+    else:
+        from tomlib.claims import read_units
+
+        units = read_units(results).get(f"{PAPER_ID}.fig3_weights", pd.DataFrame())
+        if units.empty:
+            return out
+        mask = under_these(units, readings) & (units["source"] == "formal") & units["task"].isin(tasks)
+        mask &= units["expert"] == units["player2"]
+        for (task, partner), part in units[mask].groupby(["task", "player2"]):
+            cell = f"A-ToM (Hedge) vs {partner}: P({partner}) at the end"
+            out.append(
+                {
+                    "table": table,
+                    "task": task,
+                    "cell": cell,
+                    "value": round(float(part["value"].mean()), 3),
+                    "paper": float("nan"),
+                }
+            )
+    return out
+
+
+def plot_prefer_sensitivity(frame: pd.DataFrame) -> Any:
+    """Each task's cells (Tables 1-3) under each preference among equally good moves (bars), the paper's value marked
+    (◆); one panel per task."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    part = frame[frame["table"].isin(["table1", "table2", "table3"])]
+    tasks = list(dict.fromkeys(part["task"]))
+    if not tasks:  # a run of the matrix games only: no move is a step toward anything
+        fig, ax = plt.subplots(figsize=(6.0, 1.2))
+        ax.text(0.5, 0.5, "no grid or kitchen task in this run: nothing for a preference to decide", ha="center")
+        ax.set_axis_off()
+        return fig
+    prefers = list(dict.fromkeys(part["prefer"]))
+    widest = max((part[part["task"] == t]["cell"].nunique() for t in tasks), default=1)
+    fig, axes = plt.subplots(len(tasks), 1, figsize=(max(6.0, 0.45 * widest + 2), 3.4 * len(tasks)), squeeze=False)
+    for ax, task in zip(axes[:, 0], tasks, strict=True):
+        mine = part[part["task"] == task]
+        cells = list(dict.fromkeys(mine["cell"]))
+        x = np.arange(len(cells))
+        width = 0.8 / max(1, len(prefers))
+        for i, prefer in enumerate(prefers):
+            vals = mine[mine["prefer"] == prefer].set_index("cell")["value"].reindex(cells)
+            ax.bar(x + (i - (len(prefers) - 1) / 2) * width, vals, width, label=f"prefer={prefer}")
+        paper = mine.groupby("cell", sort=False)["paper"].first().reindex(cells)
+        ax.scatter(x, paper, marker="D", color="black", zorder=3, label="the paper")
+        ax.set_xticks(x, cells, rotation=60, ha="right", fontsize=7)
+        ax.set_ylabel("time (steps) ↓")
+        ax.set_title(f"{task}: formal cells under each preference among equally good moves", fontsize=9)
+        ax.legend(fontsize=7, ncols=len(prefers) + 1, loc="upper left")
     fig.tight_layout()
     return fig
 
@@ -871,7 +1151,7 @@ async def table3(
         meta={"model": model, "source": setup.source, "episodes": episodes},
     )
     setup.connect(log)
-    game = load_task("overcooked")
+    game = setup.game("overcooked")
     unavailable: dict[str, str] = {}
     for a in agents:
         try:
@@ -930,19 +1210,54 @@ async def table3(
             cell = _cell_rows(base, "time", scores[a], setup.source)
             rows += [{**r, "note": STAND_IN_NOTE} for r in cell] if a == "PBT" else cell
     table = attach_paper_values(pd.DataFrame(rows))
-    write_episode_units(per_episode, results, setup.readings())
-    return Reproduction(table=table, episodes=pd.DataFrame(per_episode), run_id=log.run_id)
+    write_episode_units(per_episode, results, setup.readings(game))
+    return Reproduction(
+        table=table, episodes=pd.DataFrame(per_episode), run_id=log.run_id, readings=setup.readings(game)
+    )
+
+
+def table3_spread(run: Reproduction) -> pd.DataFrame:
+    """What Table 3's cells and SDs are made of, per agent type over its episodes in either seat: the mean time, its
+    SD, the share of episodes that failed (100 steps) and the mean time of those that cooked, beside the fastest soup
+    the exact kitchen allows and the paper's cell and SD."""
+    game = load_task("overcooked")
+    _, index, value = game.exact  # type: ignore[attr-defined]
+    fastest = int(value[index[game.compact(game.reset(0))]])  # type: ignore[attr-defined]
+    ep = run.episodes
+    paper = run.table.pivot_table(index="agent_type", columns="metric", values="paper_value", aggfunc="first")
+    rows = []
+    for agent in dict.fromkeys([*ep["player1"], *ep["player2"]]):
+        times = ep.loc[(ep["player1"] == agent) | (ep["player2"] == agent), "score"].astype(float)
+        cooked = times[times < game.info.horizon]
+        label = agent.replace("A-ToM (", "A-ToM agent (")
+        rows.append(
+            {
+                "agent_type": label,
+                "time": round(float(times.mean()), 2),
+                "sd": round(float(times.std()), 2),
+                "failed": f"{int((times >= game.info.horizon).sum())} of {len(times)}",
+                "time when it cooked": round(float(cooked.mean()), 2) if len(cooked) else float("nan"),
+                "fastest possible": fastest,
+                "paper": paper.get("time", pd.Series(dtype=float)).get(label),
+                "paper sd": paper.get("time_sd", pd.Series(dtype=float)).get(label),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 NON_LLM_PARTNERS = ("Greedy", "PBT")
 
 
-def expert_weights(runs: Sequence[Reproduction], results: str | None = None) -> pd.DataFrame:
+def expert_weights(
+    runs: Sequence[Reproduction], results: str | None = None, partners: Sequence[str] = NON_LLM_PARTNERS
+) -> pd.DataFrame:
     """§6.1: A-ToM's average normalized expert weights P^(k) against each non-LLM partner (Greedy, PBT), over every
     step of every episode in either seat, from the ``expert_weights`` events of Table 3 runs, beside the paper's.
     FTL's weights are one-hot on its leader, so its average is the share of steps each expert led. A pairing a run
     did not play is a row without a value that says why. Greedy's rows from a run with the PPO stand-in keep the
-    plain source (the stand-in is not in those episodes), and a pairing given by two runs is shown once."""
+    plain source (the stand-in is not in those episodes), and a pairing given by two runs is shown once.
+    ``partners`` adds others (ToM-k partners: what the weights look like when the partner's order is known); only the
+    non-LLM partners' episodes are written as units (§6.1's claim)."""
     from tomlib.trace import load_runs
 
     rows: list[dict[str, Any]] = []
@@ -962,11 +1277,13 @@ def expert_weights(runs: Sequence[Reproduction], results: str | None = None) -> 
         ):
             pair = str(condition).split(":", 1)[-1].split(" vs ")
             me, other = (pair[0], pair[1]) if seat == "player1" else (pair[1], pair[0])
-            if me in ATOM.values() and other in NON_LLM_PARTNERS:
+            if me in ATOM.values() and other in partners:
                 algo = "FTL" if "FTL" in me else "Hedge"
                 got.setdefault((algo, other), []).append(payload["probabilities"])
                 per_episode.setdefault((algo, other, str(seat), int(episode)), []).append(payload["probabilities"])
         for (algo, partner, seat, episode), probs in per_episode.items():  # §6.1's units: an episode's mean
+            if partner not in NON_LLM_PARTNERS:
+                continue
             for k, value in enumerate(sum(col) / len(probs) for col in zip(*probs, strict=True)):
                 units.append(
                     {
@@ -980,10 +1297,11 @@ def expert_weights(runs: Sequence[Reproduction], results: str | None = None) -> 
                         "metric": "normalized_weight",
                         "value": round(value, 6),
                         "source": source if partner == "PBT" else source.removesuffix(SOURCE_SUFFIX),
+                        **run.readings,
                     }
                 )
         for algo in ATOM:
-            for partner in NON_LLM_PARTNERS:
+            for partner in partners:
                 probs = got.get((algo, partner))
                 if probs:
                     mean, note = [sum(col) / len(probs) for col in zip(*probs, strict=True)], f"{len(probs)} steps"
@@ -1011,7 +1329,8 @@ def expert_weights(runs: Sequence[Reproduction], results: str | None = None) -> 
                         }
                     )
     if units:  # a pairing two runs both played (Greedy with and without the stand-in) once, as in the table
-        per = pd.DataFrame(units).drop_duplicates(["algorithm", "partner", "seat", "episode", "expert", "source"])
+        keys = ["algorithm", "partner", "seat", "episode", "expert", "source", *runs[0].readings]
+        per = pd.DataFrame(units).drop_duplicates(keys)
         write_units_with_truth(per, results)
     frame = pd.DataFrame(rows)
     if len(frame):  # a pairing two runs both played (Greedy, with and without the stand-in) once, valued first

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from tomlib.coalition import DEFAULT_SELECTION, check_selection
-from tomlib.debate import Debate, DebateConfig, cooperation_rate, debater_names, run_debate, win_rates
+from tomlib.debate import Debate, DebateConfig, best_pairs, cooperation_rate, debater_names, run_debate, win_rates
 from tomlib.experiments._checks import check_counts, check_models
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._selection import random_instances, recorded_instances, selection_shares
@@ -306,21 +306,35 @@ def plot_table4(table: pd.DataFrame) -> Any:
 
 
 def pair_by_rule(runs: DebateRuns, *, results: str | None = None, draws: int = 1000) -> pd.DataFrame:
-    """Round 1 with matching: the share (%) of debates in which each rule lets each pair speak, on the scores this
-    run recorded (no new calls; NeurIPS pairs, per tested side) and on uniform random scores. The ToM-1/ToM-2 row is
-    the paper's round-1 cooperation rate (9.1%): how much of it the rule alone decides."""
+    """Round 1 with matching: the share (%) of debates in which each rule lets each pair speak, under each draft's
+    mechanism (NeurIPS pairs; ICLR coalitions of at least two, whose best-aligned pair speaks) and, for the pairs,
+    each reading of how a debater ranks its partners (``pair_order``: eq. 3's aligned-or-not, or strictly by φ). On
+    the scores this run recorded (no new calls, per tested side) and on uniform random scores. The ToM-1/ToM-2 row is
+    the paper's round-1 cooperation rate (9.1%): how much of it the rules and readings alone decide."""
     frames = {}
+    orders = {"NeurIPS pairs, eq. 3 order": "eq3", "NeurIPS pairs, strict φ order": "phi"}
     for side in SIDES:
         names = debater_names(side)
         kw = {"no_beliefs": [names[0]], "min_size": 2}
 
-        def neurips(c: str, side: str = side) -> bool:
-            return c.startswith(f"tom_matching:{side}") and ":iclr" not in c
+        def drafted(c: str, side: str = side, draft: str = "neurips") -> bool:
+            return c.startswith(f"tom_matching:{side}") and (":iclr" in c) == (draft == "iclr")
 
-        recorded = recorded_instances([runs.run_id], names, results=results, condition=neurips, **kw)
-        if recorded:
-            frames[f"{side}: recorded round 1"] = selection_shares(recorded, "neurips")
+        for label, order in orders.items():
+            got = recorded_instances([runs.run_id], names, results=results, condition=drafted, pair_order=order, **kw)
+            if got:
+                frames[f"{side}, recorded round 1: {label}"] = selection_shares(got, "neurips")
+        iclr = recorded_instances(
+            [runs.run_id], names, results=results, condition=lambda c, s=side: drafted(c, s, "iclr"), **kw
+        )
+        if iclr:
+            frames[f"{side}, recorded round 1: ICLR coalitions"] = selection_shares(iclr, "iclr", within=best_pairs)
     names = debater_names("affirmative")
+    for label, order in orders.items():
+        random = random_instances(names, no_beliefs=[names[0]], draws=draws, min_size=2, pair_order=order)
+        frames[f"uniform random scores ({draws} draws): {label}"] = selection_shares(random, "neurips")
     random = random_instances(names, no_beliefs=[names[0]], draws=draws, min_size=2)
-    frames[f"uniform random scores ({draws} draws; affirmative names)"] = selection_shares(random, "neurips")
+    frames[f"uniform random scores ({draws} draws): ICLR coalitions"] = selection_shares(
+        random, "iclr", within=best_pairs
+    )
     return pd.concat(frames, axis=1)

@@ -12,6 +12,7 @@ import dataclasses
 import html
 import itertools
 import math
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,19 +22,20 @@ import pandas as pd
 
 from tomlib.claims import write_units
 from tomlib.coalition import (
+    DEFAULT_SELECTION,
     Algorithm1Run,
     AlignmentInstance,
     CoalitionStructure,
+    choose,
     find_blocking,
     ftm,
     make_instance,
     run_algorithm1,
-    selected_team,
     solve_coalitions,
     solve_pairs,
     value,
 )
-from tomlib.coalition._appendix_g import check_appendix_g
+from tomlib.coalition._appendix_g import BLOCKING_READINGS, check_appendix_g
 from tomlib.trace import RunLog
 
 PAPER_ID = "coalition"
@@ -117,6 +119,7 @@ class MechanismView:
     pairs: str
     ftm: dict[str, float]
     signal: list[str]
+    chosen_how: str = ""  # which of several stable structures is shown, and by which rule
 
     def html(self) -> str:
         names = self.inst.names
@@ -124,7 +127,9 @@ class MechanismView:
         def group(c: Sequence[int]) -> str:
             return "{" + ", ".join(names[i] for i in c) + "}"
 
-        stable = self.structure.label(names) if self.structure else "none exists (proved by clingo)"
+        stable = self.structure.label(names) if self.structure else "none exists (proved by exhaustive search)"
+        if self.chosen_how:
+            stable += f" ({self.chosen_how})"
         team = group(self.team) if self.team else "—"
         grand = (
             f"blocked by {group(self.grand_blocking)}"
@@ -147,17 +152,25 @@ class MechanismView:
         return f"<table>{body}</table>"
 
 
-def mechanism_view(inst: AlignmentInstance) -> MechanismView:
-    """Solve both drafts' mechanisms for ``inst`` and describe the outcome."""
-    sol = solve_coalitions(inst)
-    team = selected_team(inst, sol.structure) if sol.structure else ()
+def mechanism_view(inst: AlignmentInstance, seed: int = 0) -> MechanismView:
+    """Solve both drafts' mechanisms for ``inst`` and describe the outcome each plays under its draft's default rule
+    for choosing among stable outcomes (``selection``: ICLR best-aligned, NeurIPS uniform; ties and the uniform draw
+    seeded by ``seed``), as Algorithm 1 and the teams of notebooks 08-14 play it."""
+    rng = random.Random(seed)
+    chosen, total = choose(inst, "iclr", DEFAULT_SELECTION["iclr"], rng)
+    structure = chosen.structure if chosen is not None else None
+    team = chosen.team if chosen is not None else ()
     grand = find_blocking(inst, CoalitionStructure.of([range(inst.n)], inst.n))
-    pairs = solve_pairs(inst)
+    played, n_pairs = choose(inst, "neurips", DEFAULT_SELECTION["neurips"], rng)
     pair_text = (
-        " ".join("{" + f"{inst.names[a]}, {inst.names[b]}" + "}" for a, b in sorted(pairs.pairs or ()))
-        if pairs.stable_exists
+        f"{played.label(inst.names)} (one of {n_pairs} stable matchings, drawn uniformly: the NeurIPS default)"
+        if played is not None
         else "none exists"
     )
+    if structure is not None and total > 1:
+        structure_text = f"one of {total} stable structures, the best aligned (the ICLR default)"
+    else:
+        structure_text = ""
     signal = [
         f"{inst.names[i]} → {inst.names[j]} (φ = {inst.phi[i, j]:.2f})"
         for i in team or ()
@@ -166,12 +179,13 @@ def mechanism_view(inst: AlignmentInstance) -> MechanismView:
     ]
     return MechanismView(
         inst,
-        sol.structure,
+        structure,
         tuple(team or ()),
         grand,
         pair_text,
         {inst.names[i]: ftm(inst, i) for i in range(inst.n) if inst.has_beliefs[i]},
         signal,
+        structure_text,
     )
 
 
@@ -266,17 +280,20 @@ CLAIMS = {
 }
 
 
-def appendix_g(trials: int = 100, seed: int = 0, results: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Appendix G on random instances: (results-contract table, per-instance frame). The instances are also written
-    as units (``results/units/coalition.appendix_g.csv``): ``converged``, ``stable_exists`` and ``no_cycle`` (no
-    structure repeated along the dynamics), 0/1 per instance, under tomlib's stability reading (``everyone_in``
-    False: agents may stay outside every coalition) and ε = 0.25."""
-    checks = check_appendix_g(trials=trials, seed=seed)
+def appendix_g(
+    trials: int = 100, seed: int = 0, results: str | None = None, blocking: Sequence[str] = tuple(BLOCKING_READINGS)
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Appendix G on random instances: (results-contract table, per-instance frame), under each reading of what may
+    block (:data:`tomlib.coalition._appendix_g.BLOCKING_READINGS`; the same instances for each). The instances are
+    also written as units (``results/units/coalition.appendix_g.csv``): ``converged``, ``stable_exists`` and
+    ``no_cycle`` (no structure repeated along the dynamics), 0/1 per instance, with the reading in the column
+    ``blocking`` (G.2's, the default), agents allowed outside every coalition (``everyone_in`` False) and ε = 0.25."""
+    checks = [c for b in blocking for c in check_appendix_g(trials=trials, seed=seed, blocking=b)]
     per = pd.DataFrame([c.row() for c in checks])
     per["no_cycle"] = per["cycle_length"].isna()
     _appendix_g_units(per, seed, results)
     rows = []
-    for (n, m), part in per.groupby(["n", "min_size"]):
+    for (reading, n, m), part in per.groupby(["blocking", "n", "min_size"], sort=False):
         stats = {
             "stable_exists_rate": part["stable_exists"].mean(),
             "dynamics_converged_rate": part["converged"].mean(),
@@ -287,13 +304,14 @@ def appendix_g(trials: int = 100, seed: int = 0, results: str | None = None) -> 
                 {
                     "paper_id": PAPER_ID,
                     "table_id": "appendix_g",
+                    "blocking": reading,
                     "n": int(n),
                     "min_size": int(m),
                     "metric": metric,
                     "value": round(float(v), 4),
                     "source": "formal",
                     "paper_value": 0.0 if metric == "dynamics_cycle_rate" else 1.0,
-                    "note": f"{CLAIMS[metric]}; {len(part)} random instances",
+                    "note": f"{CLAIMS[metric]}; {len(part)} random instances; what may block: {reading}",
                 }
             )
     return pd.DataFrame(rows), per
@@ -303,10 +321,12 @@ def _appendix_g_units(per: pd.DataFrame, seed: int, results: str | None) -> None
     if per.empty:
         return
     keys = ["n", "min_size", "trial"]
-    long = per.melt(id_vars=keys, value_vars=["converged", "stable_exists", "no_cycle"], var_name="metric")
+    long = per.melt(
+        id_vars=[*keys, "blocking"], value_vars=["converged", "stable_exists", "no_cycle"], var_name="metric"
+    )
     long["value"] = long["value"].astype(bool).astype(int)
     long = long.assign(paper_id=PAPER_ID, table_id="appendix_g", everyone_in=False, epsilon=0.25, seed=seed)
-    cols = ["paper_id", "table_id", "everyone_in", "epsilon", *keys, "seed", "metric", "value"]
+    cols = ["paper_id", "table_id", "blocking", "everyone_in", "epsilon", *keys, "seed", "metric", "value"]
     write_units(long[cols].assign(source="formal"), results)
 
 

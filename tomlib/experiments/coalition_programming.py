@@ -6,12 +6,12 @@ the notebook, so notebooks sharing a condition replay (or pay for) its calls onc
 
 Metrics, per condition and round, averaged over tasks (and seeds):
 
-- ``ftm`` (%): FTM of the PM over its team (§6.2), the paper's measure: the coalition with matching, all four
-  engineers without. With matching, a matching round chooses the coalition from the same scores that FTM then
-  counts, so part of its gain is by construction (the PM's best-scored engineers).
-- ``ftm_next`` (%): FTM over the team chosen in round r, on round r + 1's scores: free of that selection effect
-  (rounds 1-4). ``ftm_all`` (%): over all four engineers in both settings, also free of it. Test the paper's claim
-  (matching raises FTM) on these two; compare its printed numbers with ``ftm``, its own measure.
+- ``ftm`` (%): FTM of the PM as §6.2 defines it, the share of trusted members "among all other agents"
+  (1/(n-1) Σ_{j≠i}, ``coalition-matching-iclr-draft.txt`` l.361): all four engineers, with or without matching.
+  It is set beside the paper's numbers and tests its claims.
+- ``ftm_team`` (%): over the PM's team only (the coalition with matching, all four without). With matching, a
+  matching round chooses the coalition from the same scores it then counts, so part of any gain is by construction.
+  ``ftm_next`` (%): over the team chosen in round r, on round r + 1's scores, free of that effect (rounds 1-4).
 - ``epsilon`` (ε = 0.25, trusted iff s ≥ 0.5) is ours: the paper gives none. :func:`ftm_vs_epsilon` recomputes every
   FTM from the recorded scores at other ε (the teams as they were chosen; no new calls).
 - ``pass_at_1`` / ``pass_at_1_pct``: the team answer (the code of the team engineer the PM scored highest) passes
@@ -92,10 +92,19 @@ def load_tasks(benchmark: str, n: int, *, mbpp_split: str = "test") -> list[Code
 
 
 def check_parameters(
-    models: str, *, llm_mode: str, humaneval_tasks: Any, mbpp_tasks: Any, seeds: Any, pm_history: str = "full"
+    models: str,
+    *,
+    llm_mode: str,
+    humaneval_tasks: Any,
+    mbpp_tasks: Any,
+    seeds: Any,
+    pm_history: str = "full",
+    selection: str = "",
 ) -> list[str]:
     """Check a notebook's parameters before any work; return the model names. Errors name the parameter and fix."""
     check_counts(humaneval_tasks=humaneval_tasks, mbpp_tasks=mbpp_tasks, seeds=seeds)
+    if selection:
+        check_selection(selection, "iclr")
     if pm_history not in PM_HISTORIES:
         raise ValueError(
             f"pm_history must be one of {', '.join(PM_HISTORIES)} (full: every earlier round, the ICLR draft's "
@@ -147,12 +156,16 @@ async def run_programming(
     chat: ChatModel | None = None,
     on_sandbox: Callable[[str], None] | None = print,
     pm_history: PMHistory = "full",
+    selection: str | None = None,
 ) -> Runs:
     """Every (task, condition, seed) episode for one model, then every engineer's code through the sandbox.
-    ``pm_history`` replaces every config's (what the PM's belief update sees of the past; TeamConfig.pm_history)."""
+    ``pm_history`` replaces every config's (what the PM's belief update sees of the past; TeamConfig.pm_history);
+    ``selection``, when given, every matching config's rule among stable coalitions (TeamConfig.selection)."""
     from tqdm.auto import tqdm
 
     configs = [replace(c, pm_history=pm_history) for c in configs]
+    if selection:
+        configs = [replace(c, selection=check_selection(selection, "iclr")) if c.matching else c for c in configs]
     tasks = [
         t
         for b in benchmarks
@@ -290,8 +303,8 @@ def episode_frame(runs: Runs) -> pd.DataFrame:
                     "matching": cfg.setting,
                     "seed": ep.seed,
                     "round": rr.round,
-                    "ftm": rr.ftm_team * 100,
-                    "ftm_all": rr.ftm_all * 100,
+                    "ftm": rr.ftm_all * 100,
+                    "ftm_team": rr.ftm_team * 100,
                     "ftm_next": 100 * trusted_share(nxt.scores, rr.team, cfg.epsilon) if nxt else float("nan"),
                     "team": ", ".join(rr.team),
                     "answer": rr.answer,
@@ -331,8 +344,8 @@ def ftm_vs_epsilon(runs: Sequence[Runs], epsilons: Sequence[float] = EPSILONS) -
                         {
                             **base,
                             "epsilon": e,
-                            "ftm": 100 * trusted_share(rr.scores, rr.team, e),
-                            "ftm_all": 100 * trusted_share(rr.scores, names, e),
+                            "ftm": 100 * trusted_share(rr.scores, names, e),
+                            "ftm_team": 100 * trusted_share(rr.scores, rr.team, e),
                             "ftm_next": 100 * trusted_share(nxt.scores, rr.team, e) if nxt else float("nan"),
                         }
                     )
@@ -340,7 +353,7 @@ def ftm_vs_epsilon(runs: Sequence[Runs], epsilons: Sequence[float] = EPSILONS) -
     if f.empty:
         return f
     keys = ["model", "benchmark", "matching", "pm_tom", "eng_tom", "epsilon"]
-    return f.groupby(keys, as_index=False)[["ftm", "ftm_all", "ftm_next"]].mean().round(2)
+    return f.groupby(keys, as_index=False)[["ftm", "ftm_team", "ftm_next"]].mean().round(2)
 
 
 def ftm_by_alignment(runs: Sequence[Runs], embedding: str = "tfidf") -> pd.DataFrame:
@@ -364,8 +377,8 @@ def ftm_by_alignment(runs: Sequence[Runs], embedding: str = "tfidf") -> pd.DataF
                         "matching": cfg.setting,
                         "pm_tom": cfg.pm_tom,
                         "round": rr.round,
-                        "ftm_all (self-evaluation)": 100 * trusted_share(rr.scores, names, cfg.epsilon),
-                        f"ftm_all (cosine, {embedding})": 100 * trusted_share(by_cos, names, cfg.epsilon),
+                        "ftm (self-evaluation)": 100 * trusted_share(rr.scores, names, cfg.epsilon),
+                        f"ftm (cosine, {embedding})": 100 * trusted_share(by_cos, names, cfg.epsilon),
                         "mean score (self-evaluation)": float(np.mean([rr.scores[n] for n in names])),
                         f"mean score (cosine, {embedding})": float(np.mean(cos)),
                         "_pairs": [(rr.scores[n], by_cos[n]) for n in names],
@@ -398,10 +411,10 @@ def plot_ftm_epsilon(frame: pd.DataFrame, benchmark: str = "humaneval") -> Any:
             part = f[(f["matching"] == setting) & (f["pm_tom"] == k)].groupby("epsilon").mean(numeric_only=True)
             if part.empty:
                 continue
-            ax.plot(part.index, part["ftm_all"], color=color, lw=2, label=f"ToM-{k}: over all four")
+            ax.plot(part.index, part["ftm"], color=color, lw=2, label=f"ToM-{k}: over all four (§6.2)")
             if setting == "matching":
                 ax.plot(part.index, part["ftm_next"], color=color, lw=1.5, ls=":", label=f"ToM-{k}: team, next round")
-                ax.plot(part.index, part["ftm"], color=color, lw=1, ls="--", label=f"ToM-{k}: team (paper's measure)")
+                ax.plot(part.index, part["ftm_team"], color=color, lw=1, ls="--", label=f"ToM-{k}: team")
         ax.axvline(0.25, color="grey", lw=0.8)
         ax.text(0.255, 2, "ε = 0.25 (ours)", fontsize=7, color="grey")
         ax.set_title(f"{benchmark}: {setting.replace('_', ' ')}", fontsize=9)
@@ -423,7 +436,7 @@ def _metric_rows(frame: pd.DataFrame, keys: list[str]) -> list[dict[str, Any]]:
             per_seed.append(
                 {
                     "ftm": s["ftm"].mean(),
-                    "ftm_all": s["ftm_all"].mean(),
+                    "ftm_team": s["ftm_team"].mean(),
                     "ftm_next": s["ftm_next"].mean(),
                     "pass_at_1": pass_at_1(list(s["answer_passed"])),
                     "engineer_pass_at_1": engineer_pass_at_1(
@@ -462,7 +475,7 @@ def table1(runs: Runs) -> pd.DataFrame:
     rows = _metric_rows(f, ["model", "benchmark", "pm_tom", "round"])
     df = _finish(rows, "table1", runs.source, ["ftm", "ftm_sd"])
     cols = ["model", "benchmark", "matching", "tom_order", *READINGS, *UNIT_COLUMNS]
-    metrics = {"ftm": "ftm", "ftm_all": "ftm_all"}
+    metrics = {"ftm": "ftm", "ftm_team": "ftm_team"}
     write_long_units([long_units(f.rename(columns={"pm_tom": "tom_order"}), "table1", cols, metrics)], runs.results)
     return _with_paper(df.rename(columns={"pm_tom": "tom_order"}))
 
@@ -484,9 +497,9 @@ def table2(runs: Runs, rounds: Sequence[int] = (1, 2, 3, 4, 5)) -> pd.DataFrame:
         if part.empty:
             continue
         rows = _metric_rows(part, ["model", "benchmark", "matching", "pm_tom", "round"])
-        out.append(_finish(rows, table_id, runs.source, ["ftm", "ftm_sd", "ftm_all", "ftm_next"]))
+        out.append(_finish(rows, table_id, runs.source, ["ftm", "ftm_sd", "ftm_team", "ftm_next"]))
         cols = ["model", "benchmark", "matching", "tom_order", *READINGS, *UNIT_COLUMNS]
-        metrics = {m: m for m in ("ftm", "ftm_all", "ftm_next")}
+        metrics = {m: m for m in ("ftm", "ftm_team", "ftm_next")}
         units.append(long_units(part.rename(columns={"pm_tom": "tom_order"}), table_id, cols, metrics))
     write_long_units(units, runs.results)
     return _with_paper(pd.concat(out, ignore_index=True).rename(columns={"pm_tom": "tom_order"}))
@@ -723,8 +736,8 @@ def plot_table1(table: pd.DataFrame) -> Any:
 
 
 FIG2_MEASURES = {
-    "ftm": "FTM over the team (the paper's measure; with matching, chosen from the same scores)",
-    "ftm_all": "FTM over all four engineers (no selection effect)",
+    "ftm": "FTM over all four engineers (§6.2's definition; no selection effect)",
+    "ftm_team": "FTM over the PM's team (with matching, the coalition chosen from the same scores)",
 }
 
 

@@ -9,13 +9,15 @@ method and question replay (or pay for) its calls once:
 - ``dylan_code`` / ``dylan_code_w_tom``: DyLAN's coder network on HumanEval (Table 7).
 
 Accuracy is the share of questions whose team answer is the key, with a 95% Wilson interval; the Agent Importance
-Score of a role is its per-question score (summing to 1 over roles when the question earned credit) averaged over
-the questions. The paper does not say how a question that earned nobody credit (no final answer) enters that mean;
-``zero_credit`` names the reading (:data:`ZERO_CREDIT`).
+Score of a role is its per-question score averaged over the questions. Two readings of ours put it on the table's
+scale: ``importance_scale`` (:data:`tomlib.reasoning._dylan_graph.IMPORTANCE_SCALES`: DyLAN's sum over steps divided by
+their number, or normalised to 1 per question) and ``zero_credit``, how a question that earned nobody credit (no final
+answer) enters the mean (:data:`ZERO_CREDIT`).
 
 Each table function also writes its units (``results/units/coalition.<table_id>.csv``), one row per method,
 question (``qid``), seed and metric: ``correct`` (0/1) per question; Tables 7 and 8 add ``importance`` per role under
-both zero-credit readings (column ``zero_credit``: a question without credit has rows only under ``as-zero``), with
+every pair of readings (columns ``importance_scale`` and ``zero_credit``: a question without credit has rows only
+under ``as-zero``), with
 the methods named as the aggregated tables name them (``dylan``, ``dylan_w_2tom``) and Table 8's subject in ``task``.
 """
 
@@ -40,12 +42,14 @@ from tomlib.experiments.coalition_programming import long_units, model_label, pa
 from tomlib.llm import ChatModel, source_of
 from tomlib.reasoning import (
     CODE_ROLES,
+    IMPORTANCE_SCALES,
     MMLU_ROLES,
     DylanCodeResult,
     run_chateval,
     run_coalition_team,
     run_dylan,
     run_dylan_code,
+    scaled,
 )
 from tomlib.report import attach_paper_values
 from tomlib.sandbox import CheckCache, describe_sandbox, require_sandbox, sandbox_mode
@@ -70,9 +74,8 @@ PAPER_TOP_ROLE = {
 }
 """Table 8's "role with highest importance score" per subject (the paper's DyLAN run)."""
 ZERO_CREDIT = {
-    "as-zero": "a question that earned nobody credit counts as 0 for every role (the default: the only reading under "
-    "which a row can sum below 1, as the paper's Table 7 +2-ToM row does, 0.90)",
-    "drop": "such a question is left out of the mean, so every row sums to 1",
+    "as-zero": "a question that earned nobody credit counts as 0 for every role (the default)",
+    "drop": "such a question is left out of the mean",
 }
 """How a question without a final answer enters a role's mean importance (the paper is silent)."""
 
@@ -86,6 +89,7 @@ def check_reasoning_parameters(
     humaneval_tasks: Any = 0,
     seeds: Any = 1,
     zero_credit: str = "as-zero",
+    importance_scale: str = "per-step",
 ) -> list[str]:
     """Check notebook 13/14's parameters before any work; return the model names."""
     check_counts(
@@ -95,6 +99,11 @@ def check_reasoning_parameters(
         raise UsageError(
             f"zero_credit={zero_credit!r} is not a reading; use one of: "
             + "; ".join(f"{k} ({v})" for k, v in ZERO_CREDIT.items())
+        )
+    if importance_scale not in IMPORTANCE_SCALES:
+        raise UsageError(
+            f"importance_scale={importance_scale!r} is not a reading; use one of: "
+            + "; ".join(f"{k} ({v})" for k, v in IMPORTANCE_SCALES.items())
         )
     return check_models(models, llm_mode)
 
@@ -128,7 +137,7 @@ class Outcome:
     seed: int
     answer: str | None
     correct: bool
-    importance: dict[str, float] | None
+    importance: dict[str, float] | None  # each role's importance summed over the steps (DyLAN); None for the others
 
 
 @dataclass
@@ -153,7 +162,7 @@ async def _one(
         imp = None
     elif method.startswith("dylan"):
         res = await run_dylan(chat, q, tom=tom, seed=seed, log=log)
-        imp = res.importance()
+        imp = res.sums()
     elif method == "ours_matching":
         res = await run_coalition_team(chat, q, seed=seed, log=log, selection=selection)
         imp = None
@@ -166,7 +175,7 @@ async def _one_code(chat: ChatModel, method: str, task: CodeTask, seed: int, log
     tom = 2 if method.endswith("_w_tom") else 0
     res: DylanCodeResult = await run_dylan_code(chat, task, tom=tom, seed=seed, log=log, cache=cache)
     answer = res.final.agent if res.final else None
-    return Outcome(method, task.task_id, "humaneval", "", seed, answer, res.passed, res.importance())
+    return Outcome(method, task.task_id, "humaneval", "", seed, answer, res.passed, res.sums())
 
 
 async def run_reasoning(
@@ -319,19 +328,23 @@ def _check_zero_credit(zero_credit: str) -> None:
         raise ValueError(f"zero_credit must be one of {', '.join(ZERO_CREDIT)}; got {zero_credit!r}")
 
 
-def importance_frame(runs: ReasoningRuns, *, zero_credit: str = "as-zero") -> pd.DataFrame:
+def importance_frame(
+    runs: ReasoningRuns, *, zero_credit: str = "as-zero", importance_scale: str = "per-step"
+) -> pd.DataFrame:
     """Mean Agent Importance Score per (method, benchmark, subject, role) over the questions; ``questions`` counts
     those averaged. A question that earned nobody credit (no final answer) counts as 0 for every role, or is left
-    out with ``zero_credit="drop"`` (:data:`ZERO_CREDIT`)."""
-    f = question_importance(runs, zero_credit=zero_credit)
+    out with ``zero_credit="drop"`` (:data:`ZERO_CREDIT`); ``importance_scale`` as :data:`IMPORTANCE_SCALES`."""
+    f = question_importance(runs, zero_credit=zero_credit, importance_scale=importance_scale)
     return f.groupby(["method", "benchmark", "subject", "role"], as_index=False).agg(
         score=("score", "mean"), questions=("qid", "nunique")
     )
 
 
-def question_importance(runs: ReasoningRuns, *, zero_credit: str = "as-zero") -> pd.DataFrame:
-    """Each role's Agent Importance Score per (method, question, seed), under the ``zero_credit`` reading (a
-    question that earned nobody credit: every role 0, or no rows with ``drop``)."""
+def question_importance(
+    runs: ReasoningRuns, *, zero_credit: str = "as-zero", importance_scale: str = "per-step"
+) -> pd.DataFrame:
+    """Each role's Agent Importance Score per (method, question, seed), on the ``importance_scale`` and under the
+    ``zero_credit`` reading (a question that earned nobody credit: every role 0, or no rows with ``drop``)."""
     _check_zero_credit(zero_credit)
     rows = [
         {
@@ -345,7 +358,7 @@ def question_importance(runs: ReasoningRuns, *, zero_credit: str = "as-zero") ->
         }
         for o in runs.outcomes
         if o.importance is not None and (zero_credit == "as-zero" or sum(o.importance.values()) > 0)
-        for r, v in o.importance.items()
+        for r, v in scaled(o.importance, importance_scale).items()
     ]
     return pd.DataFrame(rows, columns=["method", "benchmark", "subject", "qid", "seed", "role", "score"])
 
@@ -361,20 +374,28 @@ PAPER_METHOD = {
 
 def _write_dylan_units(runs: ReasoningRuns, table_id: str) -> None:
     """Table 7's (``dylan_code*`` on HumanEval) or Table 8's (``dylan*`` on MMLU, the subject in ``task``) units:
-    each role's ``importance`` per question under both zero-credit readings, and ``correct`` (Table 7: ``pass``)
-    per question, with the methods named as the table names them."""
+    each role's ``importance`` per question under every pair of the importance readings, and ``correct`` (Table 7:
+    ``pass``) per question, with the methods named as the table names them."""
     methods, benchmark, correct = (
         (CODE_METHODS, "humaneval", "pass") if table_id == "table7" else (("dylan", "dylan_w_tom"), "mmlu", "correct")
     )
     imp = pd.concat(
-        [question_importance(runs, zero_credit=reading).assign(zero_credit=reading) for reading in ZERO_CREDIT],
+        [
+            question_importance(runs, zero_credit=credit, importance_scale=scale).assign(
+                zero_credit=credit, importance_scale=scale
+            )
+            for credit in ZERO_CREDIT
+            for scale in IMPORTANCE_SCALES
+        ],
         ignore_index=True,
     )
     imp = imp[imp["method"].isin(methods) & (imp["benchmark"] == benchmark)]
     out = outcome_frame(runs)
     if len(out):
         out = out[out["method"].isin(methods) & (out["task"] == TASK_OF.get(benchmark, benchmark))]
-        out = out.assign(benchmark=benchmark, role="", zero_credit="", score=out["correct"].astype(int))
+        out = out.assign(
+            benchmark=benchmark, role="", zero_credit="", importance_scale="", score=out["correct"].astype(int)
+        )
     both = pd.concat([imp.assign(_metric="importance"), out.assign(_metric=correct)], ignore_index=True)
     if both.empty:
         return
@@ -384,20 +405,22 @@ def _write_dylan_units(runs: ReasoningRuns, table_id: str) -> None:
         task=both["subject"] if table_id == "table8" else benchmark,
         source=runs.source,
     )
-    cols = ["model", "benchmark", "task", "method", "role", "zero_credit", *UNIT_COLUMNS]
+    cols = ["model", "benchmark", "task", "method", "role", "zero_credit", "importance_scale", *UNIT_COLUMNS]
     frames = [long_units(both[both["_metric"] == m], table_id, cols, {m: "score"}) for m in ("importance", correct)]
     write_long_units(frames, runs.results)
 
 
 def importance_readings(runs: Sequence[ReasoningRuns], benchmark: str) -> pd.DataFrame:
-    """Each role's importance under both readings of :data:`ZERO_CREDIT`, and each method's sum over roles: how
-    much the reading moves the cells (with "drop" every sum is 1)."""
+    """Each role's importance under every pair of the readings (:data:`IMPORTANCE_SCALES` x :data:`ZERO_CREDIT`),
+    and each method's sum over roles: how much they move the cells (per-task with "drop": every sum is 1)."""
     frames = []
     for r in runs:
-        for reading in ZERO_CREDIT:
-            f = importance_frame(r, zero_credit=reading)
-            f = f[f["benchmark"] == benchmark].assign(model=model_label(r.model), reading=reading)
-            frames.append(f)
+        for scale in IMPORTANCE_SCALES:
+            for credit in ZERO_CREDIT:
+                f = importance_frame(r, zero_credit=credit, importance_scale=scale)
+                reading = f"{scale}, {credit}"
+                f = f[f["benchmark"] == benchmark].assign(model=model_label(r.model), reading=reading)
+                frames.append(f)
     if not frames or all(f.empty for f in frames):
         return pd.DataFrame()
     f = pd.concat(frames, ignore_index=True)
@@ -412,11 +435,12 @@ def _pct_change(new: float, old: float) -> float:
     return round(100 * (new - old) / old, 2) if old else float("nan")
 
 
-def table8(runs: ReasoningRuns, *, zero_credit: str = "as-zero") -> pd.DataFrame:
+def table8(runs: ReasoningRuns, *, zero_credit: str = "as-zero", importance_scale: str = "per-step") -> pd.DataFrame:
     """Table 8 (MMLU, DyLAN): every role's mean importance without / with 2-ToM and its relative change, and the task
     accuracy, per subject. Rows of the paper's top role carry the paper's values; our top role is named in the note.
-    ``zero_credit``: how questions without a final answer enter the means (:data:`ZERO_CREDIT`)."""
-    imp = importance_frame(runs, zero_credit=zero_credit)
+    ``zero_credit``: how questions without a final answer enter the means (:data:`ZERO_CREDIT`); ``importance_scale``
+    as :data:`IMPORTANCE_SCALES`."""
+    imp = importance_frame(runs, zero_credit=zero_credit, importance_scale=importance_scale)
     imp = imp[(imp["benchmark"] == "mmlu") & imp["method"].isin(["dylan", "dylan_w_tom"])]
     acc = outcome_frame(runs)
     acc = acc[(acc["task"] == "general_reasoning") & acc["method"].isin(["dylan", "dylan_w_tom"])]
@@ -489,24 +513,25 @@ def table8(runs: ReasoningRuns, *, zero_credit: str = "as-zero") -> pd.DataFrame
     if not out.empty:
         out["value"] = out["value"].astype(float)
         out.loc[out["value"].isna(), "note"] = out.loc[out["value"].isna(), "note"].replace("", "no base value")
-    return _name_reading(out, zero_credit)
+    return _name_reading(out, zero_credit, importance_scale)
 
 
-def _name_reading(table: pd.DataFrame, zero_credit: str) -> pd.DataFrame:
-    """Importance rows say which zero-credit reading made them."""
+def _name_reading(table: pd.DataFrame, zero_credit: str, importance_scale: str) -> pd.DataFrame:
+    """Importance rows say which readings made them."""
     if table.empty:
         return table
     rows = table["metric"].str.startswith("importance_score")
-    said = f"zero_credit={zero_credit}"
+    said = f"importance_scale={importance_scale}; zero_credit={zero_credit}"
     table.loc[rows, "note"] = [f"{n}; {said}" if n else said for n in table.loc[rows, "note"].fillna("")]
     return table
 
 
-def table7(runs: ReasoningRuns, *, zero_credit: str = "as-zero") -> pd.DataFrame:
+def table7(runs: ReasoningRuns, *, zero_credit: str = "as-zero", importance_scale: str = "per-step") -> pd.DataFrame:
     """Table 7 (HumanEval, DyLAN coders): each coder's mean importance without / with 2-ToM and its relative change;
-    Pass@1 of the network's final code beside it (not in the paper's table). ``zero_credit``: how tasks without a
-    final code enter the means (:data:`ZERO_CREDIT`)."""
-    imp = importance_frame(runs, zero_credit=zero_credit)
+    Pass@1 of the network's final code beside it (not in the paper's table). ``importance_scale``: DyLAN's sum over
+    steps (a task the coders agreed on at step 1 gives its roles 2/3 in all) or per task (:data:`IMPORTANCE_SCALES`);
+    ``zero_credit``: how tasks without a final code enter the means (:data:`ZERO_CREDIT`)."""
+    imp = importance_frame(runs, zero_credit=zero_credit, importance_scale=importance_scale)
     imp = imp[imp["method"].isin(CODE_METHODS)]
     paper_method = {"dylan_code": "dylan", "dylan_code_w_tom": "dylan_w_2tom"}
     rows: list[dict[str, Any]] = []
@@ -552,7 +577,7 @@ def table7(runs: ReasoningRuns, *, zero_credit: str = "as-zero") -> pd.DataFrame
     if not out.empty and "note" in out.columns:
         out["note"] = out["note"].fillna("")
         out.loc[out["value"].isna(), "note"] = "no base value"
-    return _name_reading(out, zero_credit)
+    return _name_reading(out, zero_credit, importance_scale)
 
 
 # -- views --------------------------------------------------------------------------------------------------------

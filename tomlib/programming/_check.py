@@ -61,10 +61,11 @@ def check_episodes(
                 "score",
                 {
                     "metric": "ftm",
-                    "value": round(100 * rr.ftm_team, 2),
+                    "value": round(100 * rr.ftm_all, 2),  # §6.2: over all other agents
                     "answer": rr.answer,
                     "passed": rr.answer_passed,
                     "ftm_all": rr.ftm_all,
+                    "ftm_team": rr.ftm_team,
                     "team": rr.team,
                 },
                 condition=ep.condition,

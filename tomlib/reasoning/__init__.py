@@ -1,6 +1,6 @@
-"""Reasoning teams on multiple-choice questions (coalition paper §6.5, Appendices E, F; groundwork for Tables 5,
-7-9): shared answer prompts and voting, ChatEval- and DyLAN-style teams, and the paper's coalition-matching team.
-Not yet in a notebook.
+"""Reasoning teams (coalition paper §6.5, Appendices E, F; Tables 5, 7-9, notebooks 13-14): shared answer prompts and
+voting, ChatEval- and DyLAN-style teams (multiple choice, and DyLAN's coder network), and the paper's coalition-matching
+team.
 
 >>> res = await run_coalition_team(chat, aqua_rat()[0])   # doctest: +SKIP
 >>> res.answer, res.correct                               # doctest: +SKIP
@@ -17,10 +17,11 @@ from tomlib.reasoning._dylan_code import (
     parse_asserts,
     run_dylan_code,
 )
-from tomlib.reasoning._dylan_graph import normalised, parse_ratings
+from tomlib.reasoning._dylan_graph import IMPORTANCE_SCALES, normalised, parse_ratings, scaled
 
 __all__ = [
     "CODE_ROLES",
+    "IMPORTANCE_SCALES",
     "MMLU_ROLES",
     "Answer",
     "ChatEvalResult",
@@ -39,4 +40,5 @@ __all__ = [
     "run_coalition_team",
     "run_dylan",
     "run_dylan_code",
+    "scaled",
 ]

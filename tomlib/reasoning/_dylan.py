@@ -31,6 +31,7 @@ from tomlib.reasoning._dylan_graph import (
     propagate_importance,
     ranker_picks,
     role_importance,
+    role_sums,
 )
 from tomlib.trace import RunLog
 
@@ -61,8 +62,13 @@ class DylanResult:
     def correct(self) -> bool:
         return self.answer == self.question.answer
 
-    def importance(self) -> dict[str, float]:
-        return role_importance(self.nodes, self.roles)
+    def importance(self, scale: str = "per-step") -> dict[str, float]:
+        """Each role's Agent Importance Score on this question (:data:`IMPORTANCE_SCALES`)."""
+        return role_importance(self.nodes, self.roles, scale)
+
+    def sums(self) -> dict[str, float]:
+        """Each role's importance summed over the steps, before any scale."""
+        return role_sums(self.nodes, self.roles)
 
 
 def _messages(question: ChoiceQuestion, role: str, tom: int, shown: list[tuple[str, str]]) -> list[dict[str, str]]:

@@ -15,8 +15,13 @@ code is the last step's code that passes the most of the Tester's tests (ties: t
 last-step codes with that count share importance 1, propagated back through the ratings (Agent Importance Score).
 The hidden HumanEval tests run only after the network finished (they never feed back), to give Pass@1.
 
-Where ours may differ from DyLAN: there, judges' feedback also flows into the importance graph and early stopping
-compares answers; code answers have no consensus test here, so the network always runs its three steps.
+Early stop by consensus, as DyLAN's code network does: at steps 1 and 2, once more than 2/3 of the step's active coders
+have written, the network stops when more than 2/3 of them hold one code that runs, codes being the same when their
+BLEU (``sacrebleu``, lowercased, the task's own signature and docstring left out) is at least 90. A network that stops
+at step 1 leaves step 2 empty, so its roles' importance sums to 2 instead of 3 (:data:`IMPORTANCE_SCALES`).
+
+Where ours may differ from DyLAN: there, judges' feedback also flows into the importance graph, and the credit goes to
+the last step's codes that run, not to those that pass the most of the Tester's tests.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from tomlib.reasoning._dylan_graph import (
     propagate_importance,
     ranker_picks,
     role_importance,
+    role_sums,
 )
 from tomlib.sandbox import CheckCache, CheckResult, Limits
 from tomlib.trace import RunLog
@@ -44,6 +50,8 @@ from tomlib.trace import RunLog
 CODE_ROLES = ("PythonAssistant", "AlgorithmDeveloper", "ComputerScientist", "Programmer")
 """Appendix F's HumanEval coders (also DyLAN's)."""
 MAX_TESTS = 10
+SAME_CODE_BLEU = 90.0
+"""Two codes are the same answer when their BLEU is at least this (DyLAN's code network: 0.9 of 100)."""
 CHECK_LIMITS = Limits(timeout_s=10.0, cpu_s=10, memory_mb=1024)
 CODE_TOM_GUIDE = {
     1: "Before writing, think about your teammates: what will they most likely write, and why? Write it on a line "
@@ -78,13 +86,19 @@ class DylanCodeResult:
     nodes: list[CodeNode] = field(default_factory=list)
     final: CodeNode | None = None
     ranked: list[str] = field(default_factory=list)
+    stopped_at: int | None = None  # the step at which the coders agreed, ending the network (None: all steps ran)
 
     @property
     def passed(self) -> bool:
         return bool(self.final and self.final.passed_hidden)
 
-    def importance(self) -> dict[str, float]:
-        return role_importance(self.nodes, self.roles)
+    def importance(self, scale: str = "per-step") -> dict[str, float]:
+        """Each role's Agent Importance Score on this question (:data:`IMPORTANCE_SCALES`)."""
+        return role_importance(self.nodes, self.roles, scale)
+
+    def sums(self) -> dict[str, float]:
+        """Each role's importance summed over the steps, before any scale."""
+        return role_sums(self.nodes, self.roles)
 
 
 def parse_asserts(text: str, limit: int = MAX_TESTS) -> list[str]:
@@ -117,6 +131,24 @@ def read_count(res: CheckResult) -> int:
     """How many of the Tester's asserts held: the last count the script printed (0 when it never got there)."""
     found = _COUNT.findall(res.stdout) if res.passed else []
     return int(found[-1][0]) if found else 0
+
+
+def same_code(a: str, b: str, task: CodeTask) -> bool:
+    """DyLAN's test of two code answers: a BLEU of at least :data:`SAME_CODE_BLEU` (lowercased), the task's own
+    prompt (signature and docstring) taken out of both first."""
+    from sacrebleu import sentence_bleu
+
+    def body(code: str) -> str:
+        return code.replace(task.prompt.strip(), "") if task.prompt.strip() else code
+
+    return sentence_bleu(body(a), [body(b)], lowercase=True).score >= SAME_CODE_BLEU
+
+
+def consensus(nodes: list[CodeNode], active: int, task: CodeTask) -> bool:
+    """More than 2/3 of the ``active`` coders hold one code that runs (DyLAN's early stop)."""
+    running = [n.code for n in nodes if n.runs]
+    most = max((sum(same_code(c, d, task) for d in running) for c in running), default=0)
+    return most > (2 * active) // 3
 
 
 def _tester_messages(task: CodeTask) -> list[dict[str, str]]:
@@ -228,6 +260,16 @@ async def run_dylan_code(
         order = list(active)
         rng.shuffle(order)
         nodes: list[CodeNode] = []
+
+        async def check(batch: list[CodeNode]) -> None:
+            got = await asyncio.to_thread(
+                checker.check_many, [(task.program(n.code), script) for n in batch], limits=CHECK_LIMITS
+            )
+            for n, c in zip(batch, got, strict=True):
+                n.runs = bool(n.code.strip()) and c.passed
+                n.tests_passed = read_count(c) if n.code.strip() else 0
+                n.problem = "" if n.runs else ("no code in the reply" if not n.code.strip() else c.reason)
+
         for agent in order:
             shown = list(prev)
             rng.shuffle(shown)
@@ -242,14 +284,13 @@ async def run_dylan_code(
             names = [n.agent for n in shown]
             rated = dict(zip(names, weights, strict=True))
             nodes.append(CodeNode(step, agent, reply.content, parsed.code, names, rated))
-        checks = await asyncio.to_thread(
-            checker.check_many, [(task.program(n.code), script) for n in nodes], limits=CHECK_LIMITS
-        )
-        for n, c in zip(nodes, checks, strict=True):
-            n.runs = bool(n.code.strip()) and c.passed
-            n.tests_passed = read_count(c) if n.code.strip() else 0
-            n.problem = "" if n.runs else ("no code in the reply" if not n.code.strip() else c.reason)
-        if step < STEPS - 1:
+            if step >= 1 and len(nodes) > (2 * len(order)) // 3:  # DyLAN's early stop, from step 1
+                await check([n for n in nodes if not n.runs and not n.problem])
+                if consensus(nodes, len(order), task):
+                    res.stopped_at = step
+                    break
+        await check([n for n in nodes if not n.runs and not n.problem])
+        if step < STEPS - 1 and res.stopped_at is None:
             reply = await chat.complete(
                 _reflector_messages(task, nodes, len(res.tests)),
                 sample_key=key(step, "Reflector", "reflect"),
@@ -286,6 +327,8 @@ async def run_dylan_code(
             )
         res.nodes += nodes
         prev = nodes
+        if res.stopped_at is not None:  # the coders agreed: no later step runs
+            break
     best = max(n.tests_passed for n in prev)
     final = [n for n in prev if n.tests_passed == best]
     res.final = final[0]
@@ -296,7 +339,13 @@ async def run_dylan_code(
     res.final.passed_hidden = bool(res.final.code.strip()) and hidden[0].passed
     emit(
         "score",
-        {"metric": "pass_at_1", "value": float(res.passed), "final": res.final.agent, "importance": res.importance()},
+        {
+            "metric": "pass_at_1",
+            "value": float(res.passed),
+            "final": res.final.agent,
+            "importance": res.importance(),
+            "stopped_at": res.stopped_at,
+        },
         STEPS - 1,
     )
     return res

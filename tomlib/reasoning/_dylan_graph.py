@@ -23,14 +23,38 @@ class GraphNode(Protocol):
     importance: float
 
 
-def role_importance(nodes: Sequence[GraphNode], roles: Sequence[str]) -> dict[str, float]:
-    """Agent Importance Score of each role on one question: its nodes' importance summed over steps, normalised to
-    sum 1 over roles (the paper's Table 7 scores sum to 1.000); all 0 if no final node earned credit."""
+IMPORTANCE_SCALES: dict[str, str] = {
+    "per-step": "a role's importance summed over the steps and divided by their number (3): DyLAN's own sum over its "
+    "nodes, on a scale where a question that ran every step gives the roles 1 in all and one the network stopped early "
+    "on consensus gives less (the default)",
+    "per-task": "normalised to sum 1 over the roles on every question, however many steps ran",
+}
+"""How a role's Agent Importance Score is put on the tables' scale (the coalition paper uses "the Important Scores
+defined in the DyLAN framework", ICLR l.1226, whose code sums a role's nodes over the steps and never normalises per
+question; its Table 7 rows sum to 1.0000 without ToM and 0.9001 with it)."""
+
+
+def role_sums(nodes: Sequence[GraphNode], roles: Sequence[str]) -> dict[str, float]:
+    """Each role's nodes' importance summed over the steps (DyLAN's raw score of a question; 1 per step that ran)."""
     out = dict.fromkeys(roles, 0.0)
     for n in nodes:
         out[n.agent] += n.importance
-    total = sum(out.values())
-    return {a: v / total for a, v in out.items()} if total > 0 else out
+    return out
+
+
+def scaled(sums: dict[str, float], scale: str = "per-step") -> dict[str, float]:
+    """A question's role sums on the table's scale (:data:`IMPORTANCE_SCALES`); all 0 when no node earned credit."""
+    if scale not in IMPORTANCE_SCALES:
+        raise ValueError(f"importance_scale must be one of {', '.join(IMPORTANCE_SCALES)}; got {scale!r}")
+    total = sum(sums.values())
+    if scale == "per-step":
+        return {a: v / STEPS for a, v in sums.items()}
+    return {a: v / total for a, v in sums.items()} if total > 0 else dict(sums)
+
+
+def role_importance(nodes: Sequence[GraphNode], roles: Sequence[str], scale: str = "per-step") -> dict[str, float]:
+    """Agent Importance Score of each role on one question, on the ``scale`` of :data:`IMPORTANCE_SCALES`."""
+    return scaled(role_sums(nodes, roles), scale)
 
 
 def parse_ratings(text: str, n: int) -> list[float] | None:

@@ -30,6 +30,19 @@ def claims_table(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def claims_tally(paper_id: str, verdicts: pd.DataFrame) -> str:
+    """``formal: 11 supported, 2 contradicted, 3 inconclusive · llm:local: …`` for a paper's claims, a simulated
+    model's rows apart (they are no reproduction)."""
+    mine = verdicts[(verdicts["paper_id"] == paper_id) & (verdicts["verdict"] != "not reproduced")]
+    mine = mine[~mine["source"].astype(str).str.contains(r" \(|^sim:", regex=True)]  # other readings and the sim apart
+    parts = []
+    for source, part in mine.groupby("source", sort=True):
+        counts = part["verdict"].value_counts()
+        said = [f"{int(counts[v])} {v}" for v in ("supported", "contradicted", "inconclusive") if v in counts]
+        parts.append(f"{source}: {', '.join(said)}")
+    return " · ".join(parts) or "no claim judged yet"
+
+
 TRUTH_WORDS = {
     "yes": "yes",
     "undecided": "not decided (too few units; not wrong)",
@@ -60,7 +73,7 @@ def sim_truth(paper_id: str, verdicts: pd.DataFrame) -> tuple[pd.DataFrame, str]
         for _, r in known.iterrows()
     ]
     counts = known["matches_truth"].value_counts()
-    decided = known["verdict"].isin(["supported", "contradicted"])
+    decided = known["verdict"].isin(["supported", "contradicted"]) & (known["matches_truth"] == "yes")
     other = int((mine["verdict"] != "not reproduced").sum()) - len(known)
     text = (
         f"{len(known)} verdicts on a simulated model's rows have a truth its declared competence implies: "

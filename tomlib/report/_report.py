@@ -17,7 +17,7 @@ import pandas as pd
 from tomlib.claims import write_claims
 from tomlib.paths import data_dir, portable, results_dir
 from tomlib.redact import redact_text
-from tomlib.report._claims import claims_table, forest_plot, readings_reach, sim_truth
+from tomlib.report._claims import claims_table, claims_tally, forest_plot, readings_reach, sim_truth
 from tomlib.report._tables import PAPER_IDS, compare, paper_table_index, read_results, side_by_side
 
 PAPERS = {
@@ -347,6 +347,12 @@ def _claims_part(root: Path, paper_id: str, verdicts: pd.DataFrame) -> tuple[lis
     return md, hs
 
 
+RUN_NOT_REPRODUCED = (
+    "A table run is not a table reproduced: whether the paper's claims hold is the last column (supported, "
+    "contradicted, inconclusive; each paper's claims table below), and each run says how many units it rests on."
+)
+
+
 def build_report(results: str | os.PathLike[str] | None = None) -> Path:
     """Write REPORT.md and REPORT.html under ``results`` and return the markdown path."""
     root = results_dir(results)
@@ -361,9 +367,15 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
         "",
         f"Generated {stamp}. {SOURCES}",
         "",
-        "| paper | tables reproduced | transcribed tables not reproduced |",
-        "| --- | --- | --- |",
-        *[f"| {PAPERS.get(p.paper_id, p.paper_id)} | {len(p.tables)} | {len(p.pending)} |" for p in papers],
+        "| paper | tables and figures run | transcribed, not run | the paper's claims, per source |",
+        "| --- | --- | --- | --- |",
+        *[
+            f"| {PAPERS.get(p.paper_id, p.paper_id)} | {len(p.tables)} | {len(p.pending)} | "
+            f"{claims_tally(p.paper_id, verdicts)} |"
+            for p in papers
+        ],
+        "",
+        RUN_NOT_REPRODUCED,
         "",
         "## Notebooks",
         "",
@@ -376,13 +388,15 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
                 [
                     {
                         "paper": PAPERS.get(p.paper_id, p.paper_id),
-                        "tables reproduced": len(p.tables),
-                        "transcribed tables not reproduced": len(p.pending),
+                        "tables and figures run": len(p.tables),
+                        "transcribed, not run": len(p.pending),
+                        "the paper's claims, per source": claims_tally(p.paper_id, verdicts),
                     }
                     for p in papers
                 ]
             )
         ),
+        f"<p>{RUN_NOT_REPRODUCED}</p>",
         "<h2>Notebooks</h2><ul>",
     ]
     if not notebooks:

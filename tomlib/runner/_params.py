@@ -80,6 +80,8 @@ CHOICES: dict[str, tuple[Callable[[], Iterable[Any]], bool, bool]] = {
     "llm_mode": (_attribute("tomlib.llm", "MODES"), False, False),
     "tom_order": (_attribute("tomlib.quickstart", "_ORDER_HINT"), False, False),
     "tie_break": (_attribute("tomlib.tom", "TIE_BREAKS"), False, False),
+    "prefer": (_attribute("tomlib.envs", "PREFERENCES"), False, True),
+    "expert_prediction": (_attribute("tomlib.agents.adaptive", "EXPERT_PREDICTIONS"), False, False),
     "pbt": (_attribute("tomlib.experiments.adaptive_tom", "PBT_CHOICES"), False, False),
     "tasks": (_attribute("tomlib.experiments.adaptive_tom", "TASKS"), True, False),
     "llm_tasks": (_attribute("tomlib.experiments.adaptive_tom", "TASKS"), True, False),
@@ -91,6 +93,7 @@ CHOICES: dict[str, tuple[Callable[[], Iterable[Any]], bool, bool]] = {
     "pm_history": (_attribute("tomlib.programming", "PM_HISTORIES"), False, False),
     "selection": (_attribute("tomlib.coalition", "SELECTIONS"), False, True),
     "zero_credit": (_attribute("tomlib.experiments.coalition_reasoning", "ZERO_CREDIT"), False, False),
+    "importance_scale": (_attribute("tomlib.reasoning", "IMPORTANCE_SCALES"), False, False),
 }
 
 

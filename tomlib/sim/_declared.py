@@ -6,11 +6,11 @@ instead of the outcomes), so a rehearsal on the sim says whether each verdict ma
 with. A row whose expectation has no closed form here gets NaN, and a claim resting on such a row has no declared
 truth:
 
-- FTM over all engineers (``ftm_all``; and ``ftm`` without matching, where the team is everyone): an engineer
+- FTM over all engineers (``ftm``, §6.2's; and ``ftm_team`` without matching, where the team is everyone): an engineer
   follows with ``SimSpec.follow_chance`` (its PM's order, matching from round 2, drift in ``follow_later``), the PM
   scores a follower N(``score_followed``, ``score_noise``) and any other N(``score_ignored``, ``score_noise``),
-  rounded to 3 decimals, and trusts a score s with φ = (1 - s)/2 ≤ ε. With matching, ``ftm`` counts a coalition chosen
-  from the scores, which has no closed form.
+  rounded to 3 decimals, and trusts a score s with φ = (1 - s)/2 ≤ ε. With matching, ``ftm_team`` counts a coalition
+  chosen from the scores, which has no closed form.
 - Pass@1 of the team's answer (``pass``): an engineer's code is the reference with ``p_code``, independently of
   whether it followed, so whichever engineer the PM ranks first, the answer passes with ``p_code``.
 - Debate round verdicts (``win``, ``draw``) when the sim is also the judge: a draw with ``judge_draw``, else the
@@ -66,7 +66,7 @@ def _expected(spec: SimSpec, r: dict) -> float:
     if paper != "coalition":
         return np.nan
     try:
-        if table in FTM_TABLES and (metric == "ftm_all" or (metric == "ftm" and r.get("matching") == "no_matching")):
+        if table in FTM_TABLES and (metric == "ftm" or (metric == "ftm_team" and r.get("matching") == "no_matching")):
             matching = r.get("matching") == "matching"
             return expected_ftm(spec, int(r["tom_order"]), matching, int(r["round"]), float(r["epsilon"]))
         if table in PASS_TABLES and metric == "pass":

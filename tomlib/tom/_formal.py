@@ -72,14 +72,22 @@ def joint(player: int, mine: str, theirs: str) -> tuple[str, str]:
 
 def best_responses(game: Game, state: object, player: int, partner_action: str) -> tuple[str, ...]:
     """argmax_a Q(s, a, a_j^pred) over the player's legal actions (eq. 5, 7, 9), all maximizers in order.
-    Among equal Q the game's ``preference`` (own progress) decides; what is still tied is returned."""
-    legal = game.legal_actions(state, player)
-    keyed = []
-    for a in legal:
-        j = joint(player, a, partner_action)
-        keyed.append((game.joint_value(state, j), game.preference(state, j, player)))
-    top = max(keyed)
-    return tuple(a for a, k in zip(legal, keyed, strict=True) if k == top)
+    Among equal Q the game's ``preference`` (own progress) decides; what is still tied is returned. The answers for
+    the state last asked about are kept: every level of every recursion in a step asks about the same state."""
+    memo = game.__dict__.get("_best_responses")
+    if memo is None or memo[0] is not state:  # the same object, not an equal one: states are immutable values
+        memo = (state, {})
+        game.__dict__["_best_responses"] = memo
+    got = memo[1].get((player, partner_action))
+    if got is None:
+        legal = game.legal_actions(state, player)
+        keyed = []
+        for a in legal:
+            j = joint(player, a, partner_action)
+            keyed.append((game.joint_value(state, j), game.preference(state, j, player)))
+        top = max(keyed)
+        got = memo[1][(player, partner_action)] = tuple(a for a, k in zip(legal, keyed, strict=True) if k == top)
+    return got
 
 
 def tom_reasoning(game: Game, state: object, player: int, order: int, rng: random.Random) -> tuple[ToMLevel, ...]:
@@ -97,6 +105,25 @@ def tom_reasoning(game: Game, state: object, player: int, order: int, rng: rando
     options = best_responses(game, state, player, belief)
     action = options[0] if len(options) == 1 else rng.choice(options)
     return (*chain, ToMLevel(order, player, belief, action))
+
+
+def action_distribution(game: Game, state: object, player: int, order: int) -> dict[str, float]:
+    """The chance a formal ToM-``order`` player takes each action when every tie of its recursion is drawn
+    uniformly (the law of :func:`tom_reasoning` under independent ties): eq. 3 for order 0, eq. 8-9 above, each argmax
+    set weighted evenly. Its keys are every action the player may take under some resolution of the ties."""
+    if not 0 <= order <= MAX_ORDER:
+        raise ValueError(f"ToM order must be between 0 and {MAX_ORDER}; got {order}")
+    if order == 0:
+        assumed = game.environment_actions(state, 1 - player)
+        beliefs = {b: 1 / len(assumed) for b in assumed}
+    else:
+        beliefs = action_distribution(game, state, 1 - player, order - 1)
+    out: dict[str, float] = {}
+    for belief, p in beliefs.items():
+        options = best_responses(game, state, player, belief)
+        for a in options:
+            out[a] = out.get(a, 0.0) + p / len(options)
+    return out
 
 
 def tom_action(game: Game, state: object, player: int, order: int, rng: random.Random) -> str:

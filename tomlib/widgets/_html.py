@@ -339,9 +339,13 @@ def programming_round(view: StepView) -> str:
     if "score" in ev:
         s = ev["score"]
         mark = "<span class='ok'>✔ passes</span>" if s.get("passed") else "<span class='bad'>✘ fails</span>"
+        team = escape(", ".join(s.get("team", [])))
+        if "ftm_team" in s:  # FTM over all engineers (§6.2), the team's beside it
+            ftm = f"FTM {100 * s.get('ftm_all', 0):.0f}% over all engineers (team {100 * s['ftm_team']:.0f}%)"
+        else:  # a log written before: its value was the team's
+            ftm = f"FTM {s.get('value', 0):.0f}% over the team (over all engineers {100 * s.get('ftm_all', 0):.0f}%)"
         parts.append(
-            f"<div>team: {escape(', '.join(s.get('team', [])))} · FTM {s.get('value', 0):.0f}% (over all engineers "
-            f"{100 * s.get('ftm_all', 0):.0f}%)</div><div>team answer: <b>{escape(str(s.get('answer')))}</b>'s code "
+            f"<div>team: {team} · {ftm}</div><div>team answer: <b>{escape(str(s.get('answer')))}</b>'s code "
             f"{mark} the tests</div>"
         )
     if b.get("statement"):
