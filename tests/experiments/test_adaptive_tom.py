@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tomlib.agents import FormalToMAgent
 from tomlib.experiments import adaptive_tom as at
 from tomlib.report import validate_results
 
@@ -68,7 +69,7 @@ def test_the_tie_model_moves_the_tie_decided_cells_between_its_extremes(isolated
     with pytest.raises(ValueError, match="tie_epsilon"):
         at.check_parameters(model="", llm_mode="replay", episodes=1, llm_episodes=1, seed=1, tie_epsilon=2)
     with pytest.raises(ValueError, match="tie_break must be one of independent, shared"):
-        at.FormalToMAgent(1, tie_break="first")  # type: ignore[arg-type]
+        FormalToMAgent(1, tie_break="first")  # type: ignore[arg-type]
 
 
 def test_table2_ftl_matches_the_paper_in_memory_1(isolated: Path) -> None:

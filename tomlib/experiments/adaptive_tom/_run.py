@@ -1,0 +1,186 @@
+"""Playing a table's conditions.
+
+A condition's episodes, a table's rows in the results-contract form and its units, the call estimate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import statistics
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from tomlib.agents import EpisodeResult, play_episode
+from tomlib.envs import Game
+from tomlib.experiments._cost import Estimate, price
+from tomlib.experiments._jobs import in_flight, run_jobs
+from tomlib.experiments._units import write_episode_units
+from tomlib.experiments.adaptive_tom._setup import (
+    ATOM,
+    PAPER_ID,
+    NotReproduced,
+    Reproduction,
+    Setup,
+    load_task,
+)
+from tomlib.report import attach_paper_values
+from tomlib.trace import RunLog
+
+
+async def run_condition(
+    game: Game,
+    players: Sequence[str],
+    setup: Setup,
+    *,
+    episodes: int,
+    seed: int,
+    condition: str,
+    log: RunLog,
+    parallel: int | None = None,
+    limit: asyncio.Semaphore | None = None,
+    on_episode: Callable[[], None] = lambda: None,
+) -> list[EpisodeResult]:
+    """``episodes`` repetitions of one pairing. LLM episodes run concurrently: ``parallel`` at once (default: the
+    model's concurrency), or under ``limit``, a semaphore shared with other conditions; formal ones in turn."""
+    for p in players:
+        setup.agent(p)  # a partner that cannot be built fails here, before any episode runs
+    setup.check_playable(game, players)
+    carried = setup.carry_losses and any(p in ATOM.values() for p in players)
+    if setup.chat is None:
+        limit = asyncio.Semaphore(1)
+    elif limit is None:
+        limit = asyncio.Semaphore(in_flight(parallel, setup.chat.concurrency))
+    in_order = asyncio.Semaphore(1) if carried else contextlib.nullcontext()
+    kept = [setup.agent(players[0]), setup.agent(players[1])] if carried else []  # episodes in order, one A-ToM
+
+    async def one(ep: int) -> EpisodeResult:
+        async with in_order, limit:
+            agents = kept or [setup.agent(players[0]), setup.agent(players[1])]
+            result = await play_episode(game, agents, seed=seed, episode=ep, condition=condition, log=log)
+            on_episode()
+            return result
+
+    return list(await asyncio.gather(*(one(ep) for ep in range(episodes))))
+
+
+def _cell_rows(base: dict[str, Any], metric: str, scores: list[float], source: str) -> list[dict[str, Any]]:
+    mean = statistics.fmean(scores)
+    sd = statistics.stdev(scores) if len(scores) > 1 else 0.0
+    return [
+        {**base, "metric": metric, "value": round(mean, 4), "source": source},
+        {**base, "metric": f"{metric}_sd", "value": round(sd, 4), "source": source},
+    ]
+
+
+def _missing_rows(base: dict[str, Any], metric: str, source: str, why: str) -> list[dict[str, Any]]:
+    return [
+        {**base, "metric": m, "value": float("nan"), "source": source, "note": why} for m in (metric, f"{metric}_sd")
+    ]
+
+
+# model calls per step of each agent type (before re-asks): a ToM-k chain asks orders k, k-1, ..., 0 once each; A-ToM
+# asks its three hypothetical partners' chains (five distinct decisions, shared within a step) and its responder
+CALLS_PER_STEP = {"ToM-0": 1, "ToM-1": 2, "ToM-2": 3, "A-ToM (FTL)": 6, "A-ToM (Hedge)": 6, "Greedy": 0, "PBT": 0}
+TOKENS_PER_CALL = (450, 96)  # our guess of a decision prompt; 96 is the decision's max_tokens
+
+
+def estimate(
+    model: str, cells: Sequence[tuple[tuple[str, str], str]], episodes: int, tasks: dict[str, str]
+) -> Estimate:
+    """Calls, tokens and USD of playing ``cells`` = ((player 1, player 2), task) for ``episodes`` each, from scratch:
+    an upper bound, every episode taken to the task's step limit (grid and Overcooked episodes often end sooner)."""
+    horizon = {t: load_task(t, tasks).info.horizon for t in dict.fromkeys(t for _, t in cells)}
+    calls = sum(episodes * horizon[t] * (CALLS_PER_STEP[a] + CALLS_PER_STEP[b]) for (a, b), t in cells)
+    return price(model, calls, TOKENS_PER_CALL)
+
+
+def _announce(setup: Setup, cells: Sequence[tuple[tuple[str, str], str]], episodes: int, tasks: dict[str, str]) -> None:
+    """Print the estimate before live work (replayed calls cost nothing, so replay prints none)."""
+    if setup.model != "formal" and setup.llm_mode != "replay":
+        estimate(setup.model, cells, episodes, tasks).announce(
+            setup.model, "an upper bound: every episode at its step limit"
+        )
+
+
+async def _run_table(
+    table_id: str,
+    cells: list[tuple[dict[str, Any], tuple[str, str], str]],
+    setup: Setup,
+    *,
+    tasks: dict[str, str],
+    episodes: int,
+    seed: int,
+    results: str | None,
+    progress: bool,
+    run_id: str | None,
+) -> Reproduction:
+    """Run ``cells`` = (condition columns, (player 1, player 2), task) and build the contract rows."""
+    from tqdm.auto import tqdm
+
+    experiment = f"{PAPER_ID}.{table_id}"
+    _announce(setup, [(players, task) for _, players, task in cells], episodes, tasks)
+    log = RunLog(
+        experiment,
+        run_id=run_id,
+        results=results,
+        meta={"model": setup.model, "source": setup.source, "episodes": episodes, "seed": seed},
+    )
+    setup.connect(log)
+    rows: list[dict[str, Any]] = []
+    per_episode: list[dict[str, Any]] = []
+    games = {task: setup.game(task, tasks) for task in dict.fromkeys(task for _, _, task in cells)}
+    bar = tqdm(total=len(cells) * episodes, desc=f"{experiment} ({setup.source})", disable=not progress)
+    try:
+        # LLM cells run together under one limit of episodes in flight (the model's concurrency): a condition's 30
+        # episodes alone would leave most of a 64-slot endpoint idle; formal cells run one after another
+        shared = asyncio.Semaphore(in_flight(None, setup.chat.concurrency)) if setup.chat is not None else None
+
+        async def cell(base: dict[str, Any], players: tuple[str, str], task: str) -> tuple[list[Any], list[Any]]:
+            game = games[task]
+            metric = game.info.metric
+            base = {"paper_id": PAPER_ID, "table_id": table_id, **base, "task": task}
+            try:
+                played = await run_condition(
+                    game,
+                    players,
+                    setup,
+                    episodes=episodes,
+                    seed=seed,
+                    condition=f"{task}:{players[0]} vs {players[1]}",
+                    log=log,
+                    limit=shared,
+                    on_episode=lambda: bar.update(1),
+                )
+            except NotReproduced as exc:
+                bar.update(episodes)
+                return _missing_rows(base, metric, setup.source, str(exc)), []
+            scores = [r.score for r in played]
+            prefer = setup.readings(game)["prefer"]  # per game: its own default where none is set
+            return _cell_rows(base, metric, scores, setup.source), [
+                {
+                    **base,
+                    "episode": i,
+                    "score": r.score,
+                    "steps": r.steps,
+                    "metric": metric,
+                    "source": setup.source,
+                    "prefer": prefer,
+                }
+                for i, r in enumerate(played)
+            ]
+
+        together = len(cells) if shared is not None else 1
+        done = await run_jobs(cells, cell, parallel=max(1, together), desc=experiment, unit="cell", progress=False)
+        for cell_rows, cell_episodes in done:  # in the order of the cells, however they finished
+            rows += cell_rows
+            per_episode += cell_episodes
+    finally:
+        bar.close()
+        log.close()
+    table = attach_paper_values(pd.DataFrame(rows))
+    write_episode_units(per_episode, results, setup.readings())
+    readings = {**setup.readings(), **({"prefer": setup.prefer} if setup.prefer else {})}
+    return Reproduction(table=table, episodes=pd.DataFrame(per_episode), run_id=log.run_id, readings=readings)

@@ -1,0 +1,250 @@
+"""How agents are built for the adaptive-ToM experiments.
+
+The tasks, the :class:`Setup` (formal or LLM agents, and every reading of ours they run under),
+a :class:`Reproduction`, and the notebooks' parameter checks.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from tomlib.agents import AdaptiveToMAgent, Agent, FormalToMAgent
+from tomlib.agents.adaptive import EXPERT_PREDICTIONS
+from tomlib.agents.llm import HISTORY_STEPS, LLMPredictor, LLMResponder, LLMToM, LLMToMAgent
+from tomlib.agents.partners import GreedyAgent, PartnerUnavailable, pbt_partner
+from tomlib.agents.ppo import SOURCE_SUFFIX, Population, PPOPartner, WeightsUnavailable
+from tomlib.envs import PREFERENCES, Game, NoExactModel, check_preference, load_game
+from tomlib.experiments._checks import check_models, check_names, check_whole
+from tomlib.llm import ChatModel, source_of
+from tomlib.trace import RunLog
+
+PAPER_ID = "adaptive_tom"
+TASKS: dict[str, str] = {
+    "memory_1": "matrix(memory=1)",
+    "memory_n": "matrix(memory=n)",
+    "game1": "grid(layout=game1)",
+    "game2": "grid(layout=game2)",
+    "overcooked": "overcooked",
+}
+THREE_ACTION_TASKS: dict[str, str] = {
+    "memory_1": "matrix(memory=1,actions=3)",
+    "memory_n": "matrix(memory=n,actions=3)",
+}
+FIXED = ("ToM-0", "ToM-1", "ToM-2")
+TABLE1_PAIRS = [(a, b) for a in FIXED for b in FIXED]
+ATOM = {"FTL": "A-ToM (FTL)", "Hedge": "A-ToM (Hedge)"}
+TABLE3_AGENTS = ("ToM-0", "ToM-1", "ToM-2", "Greedy", "PBT", "A-ToM (FTL)", "A-ToM (Hedge)")
+PBT_CHOICES = ("none", "ppo-selfplay")
+STAND_IN_NOTE = (
+    "stand-in, not the paper's PBT: a PPO self-play population trained on our kitchen and task "
+    "(tomlib.agents.ppo; data/partners)"
+)
+
+
+@functools.cache
+def stand_in_population() -> Population:
+    """The PPO stand-in for PBT on the Overcooked task's kitchen, read and checked once per process."""
+    return Population.load(load_task("overcooked"))
+
+
+class NotReproduced(RuntimeError):
+    """A condition we cannot run here (e.g. a pretrained partner we do not have); the message says why."""
+
+
+@dataclass
+class Setup:
+    """How agents are built: formal, or LLM agents on a model."""
+
+    model: str = "formal"
+    llm_mode: str = "replay"
+    temperature: float = 0.1
+    chat: ChatModel | None = None
+    tie_break: str = "independent"
+    """The formal agents' tie model (:func:`tomlib.tom.tie_stream`); the paper says nothing of ties."""
+    tie_epsilon: float = 0.0
+    prefer: str = ""
+    """What formal agents prefer among equally good joint moves in the grid worlds and the kitchen
+    (:data:`tomlib.envs.PREFERENCES`); "" leaves each game's default (the grid: own progress; the kitchen: none)."""
+    llm_history: int = HISTORY_STEPS
+    """How many of the last joint actions LLM agents see in each prompt (0: none; the matrix game shows none)."""
+    carry_losses: bool = False
+    """A-ToM's expert losses: afresh every episode (the default; the paper does not say) or carried across the
+    episodes of a condition, which then run one after another with the same A-ToM agent."""
+    expert_prediction: str = "draw"
+    """How formal A-ToM's experts predict among equally good actions and are charged
+    (:data:`tomlib.agents.adaptive.EXPERT_PREDICTIONS`); the paper's Algorithms give one action and a 0/1 loss."""
+    pbt: str = "none"
+    """Who plays PBT's seat: ``none`` (not reproduced: no pretrained population offline) or ``ppo-selfplay``, the
+    labelled stand-in of :mod:`tomlib.agents.ppo`; its rows' source then ends in ``+ppo:selfplay``."""
+    ppo_member: int | None = None
+    """The stand-in's member: drawn per episode (None, the default) or pinned."""
+    ppo_deterministic: bool = False
+    """The stand-in samples its policy (the default) or plays the most likely action."""
+
+    def __post_init__(self) -> None:
+        if self.pbt not in PBT_CHOICES:
+            raise ValueError(f"pbt must be one of {', '.join(PBT_CHOICES)}; got {self.pbt!r}")
+        if self.prefer:
+            check_preference(self.prefer)
+        if self.expert_prediction not in EXPERT_PREDICTIONS:
+            raise ValueError(
+                f"expert_prediction must be one of {', '.join(EXPERT_PREDICTIONS)}; got {self.expert_prediction!r}"
+            )
+
+    def game(self, task: str, tasks: dict[str, str] = TASKS) -> Game:
+        """The task's game, with this setup's ``prefer`` where the game has that reading."""
+        game = load_task(task, tasks)
+        return load_game(tasks[task], prefer=self.prefer) if self.prefer and hasattr(game, "prefer") else game
+
+    def readings(self, game: Game | None = None) -> dict[str, str]:
+        """The readings (``data/readings/adaptive_tom.csv``) as the units tables' columns, so a run under another
+        reading sits beside the default's instead of replacing it: ``tie_break`` for formal agents (``independent``
+        or ``shared(ε=…)``) and, given the game, its ``prefer``; ``llm_history`` for LLM agents; ``carry_losses``
+        for both (empty where one does not apply)."""
+        formal = self.model == "formal"
+        ties = "independent" if self.tie_break == "independent" else f"shared(ε={self.tie_epsilon:g})"
+        out = {
+            "tie_break": ties if formal else "",
+            "expert_prediction": self.expert_prediction if formal else "",
+            "llm_history": "" if formal else str(self.llm_history),
+            "carry_losses": str(self.carry_losses),
+        }
+        if game is not None:
+            out["prefer"] = str(getattr(game, "prefer", "")) if formal else ""
+        return out
+
+    @property
+    def source(self) -> str:
+        base = "formal" if self.model == "formal" else source_of(self.model)
+        return base + (SOURCE_SUFFIX if self.pbt == "ppo-selfplay" else "")
+
+    def connect(self, log: RunLog) -> None:
+        if self.model != "formal" and self.chat is None:
+            self.chat = ChatModel.from_name(self.model, mode=self.llm_mode)  # type: ignore[arg-type]
+        if self.chat is not None:
+            log.observe(self.chat)
+
+    def agent(self, spec: str) -> Agent:
+        """``ToM-0``/``ToM-1``/``ToM-2``, ``A-ToM (FTL)``, ``A-ToM (Hedge)``."""
+        if re.fullmatch(r"ToM-\d", spec):
+            order = int(spec.removeprefix("ToM-"))
+            if self.chat is None:
+                return FormalToMAgent(order, tie_break=self.tie_break, tie_epsilon=self.tie_epsilon)  # type: ignore[arg-type]
+            return LLMToMAgent(order, LLMToM(self.chat, temperature=self.temperature, history_steps=self.llm_history))
+        if spec in ATOM.values():
+            algorithm = "ftl" if "FTL" in spec else "hedge"
+            if self.chat is None:
+                return AdaptiveToMAgent(
+                    algorithm,  # type: ignore[arg-type]
+                    tie_break=self.tie_break,  # type: ignore[arg-type]
+                    tie_epsilon=self.tie_epsilon,
+                    carry_losses=self.carry_losses,
+                    expert_prediction=self.expert_prediction,
+                )
+            llm = LLMToM(self.chat, temperature=self.temperature, history_steps=self.llm_history)
+            return AdaptiveToMAgent(
+                algorithm,  # type: ignore[arg-type]
+                predictor=LLMPredictor(llm),
+                responder=LLMResponder(llm),
+                carry_losses=self.carry_losses,
+            )
+        if spec == "Greedy":
+            return GreedyAgent()
+        if spec == "PBT":
+            try:
+                if self.pbt == "none":
+                    return pbt_partner()
+                return PPOPartner(stand_in_population(), self.ppo_member, self.ppo_deterministic)
+            except (PartnerUnavailable, WeightsUnavailable) as exc:
+                raise NotReproduced(f"not reproduced: {exc}") from None
+        raise ValueError(f"unknown agent {spec!r}; use ToM-0, ToM-1, ToM-2, {', '.join(ATOM.values())}, Greedy, PBT")
+
+    def check_playable(self, game: Game, players: Sequence[str]) -> None:
+        """Formal ToM agents need the game's exact joint values; say so before playing if it has none."""
+        if self.chat is None and not game.has_exact_values and any(p != "Greedy" for p in players):
+            try:
+                game.joint_value(game.reset(0), ("stay", "stay"))
+            except NoExactModel as exc:
+                raise NotReproduced(f"not reproduced: {exc}") from None
+
+
+@dataclass
+class Reproduction:
+    """A reproduced table: contract rows, per-episode scores, and the run log that holds every step."""
+
+    table: pd.DataFrame
+    episodes: pd.DataFrame
+    run_id: str
+    readings: dict[str, str] = field(default_factory=dict)  # the readings it ran under, as units columns
+
+
+AGENT_NAMES = ["ToM-0", "ToM-1", "ToM-2", *ATOM.values(), "Greedy", "PBT"]
+
+
+def check_parameters(
+    *,
+    model: str,
+    llm_mode: str,
+    episodes: Any,
+    llm_episodes: Any,
+    seed: Any,
+    tasks: Any = None,
+    llm_tasks: Any = None,
+    llm_agents: Any = None,
+    tie_break: str = "independent",
+    tie_epsilon: Any = 0.0,
+    fig3_episode: Any = 0,
+    llm_history: Any = HISTORY_STEPS,
+    pbt: Any = "none",
+    prefer: Any = "",
+    expert_prediction: Any = "draw",
+) -> None:
+    """Notebooks 01-05's parameters, before any work: whole repetition counts, a configured model (or "" for
+    none), a known mode, known task and agent names, a tie model, a preference among equal moves and who plays PBT's
+    seat."""
+    from tomlib.tom import TIE_BREAKS
+
+    if pbt not in PBT_CHOICES:
+        raise ValueError(
+            f"parameter pbt must be one of {', '.join(PBT_CHOICES)} (ppo-selfplay: the labelled PPO stand-in); "
+            f"got {pbt!r}"
+        )
+    if prefer != "" and prefer not in PREFERENCES:
+        raise ValueError(
+            f'parameter prefer must be one of {", ".join(PREFERENCES)}, or "" for each game\'s own; got {prefer!r}'
+        )
+    if expert_prediction not in EXPERT_PREDICTIONS:
+        raise ValueError(
+            f"parameter expert_prediction must be one of {', '.join(EXPERT_PREDICTIONS)}; got {expert_prediction!r}"
+        )
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"parameter tie_break must be one of {', '.join(TIE_BREAKS)}; got {tie_break!r}")
+    if isinstance(tie_epsilon, bool) or not isinstance(tie_epsilon, int | float) or not 0 <= tie_epsilon <= 1:
+        raise ValueError(f"parameter tie_epsilon is a probability in [0, 1]; got {tie_epsilon!r}")
+    check_whole("episodes", episodes, 1)
+    check_whole("llm_episodes", llm_episodes, 1)
+    check_whole("seed", seed, None)
+    check_whole("fig3_episode", fig3_episode, 0)
+    check_whole("llm_history", llm_history, 0)
+    if not isinstance(model, str):
+        raise TypeError(f'parameter model must be a model name from configs/models.yaml or ""; got {model!r}')
+    if model:
+        check_models(model, llm_mode)
+    for name, value in (("tasks", tasks), ("llm_tasks", llm_tasks)):
+        if value is not None:
+            check_names(name, value, list(TASKS))
+    if llm_agents is not None:
+        check_names("llm_agents", llm_agents, AGENT_NAMES)
+
+
+def load_task(task: str, tasks: dict[str, str] = TASKS) -> Game:
+    """The game behind a task name (``memory_1``, ``game2``, ``overcooked``, ...)."""
+    if task not in tasks:
+        raise ValueError(f"unknown task {task!r}; known: {', '.join(tasks)}")
+    return load_game(tasks[task])

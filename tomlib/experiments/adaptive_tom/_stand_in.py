@@ -1,0 +1,134 @@
+"""The labelled PPO self-play stand-in for PBT.
+
+How its playing rule moves the PBT cell, its training record, and Greedy with Greedy.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from tomlib.agents.ppo import Population
+from tomlib.experiments.adaptive_tom._run import (
+    run_condition,
+)
+from tomlib.experiments.adaptive_tom._setup import (
+    PAPER_ID,
+    TABLE3_AGENTS,
+    Setup,
+    load_task,
+    stand_in_population,
+)
+from tomlib.report import paper_table
+from tomlib.trace import RunLog
+
+
+def stand_in_variants(members: int) -> dict[str, dict[str, Any]]:
+    """The stand-in's playing rules worth comparing: the default, each member pinned, and argmax play."""
+    return {
+        "member drawn per episode, sampled (default)": {},
+        **{f"member {m}, sampled": {"ppo_member": m} for m in range(members)},
+        "member drawn per episode, argmax": {"ppo_deterministic": True},
+    }
+
+
+async def stand_in_sensitivity(
+    *,
+    agents: Sequence[str] = TABLE3_AGENTS,
+    episodes: int = 30,
+    seed: int = 42,
+    variants: dict[str, dict[str, Any]] | None = None,
+    results: str | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """How the stand-in's playing rule moves Table 3's PBT cell: the cell (its mean time over every episode with
+    each other formal agent type, in either seat, as :func:`table3` computes it) under each variant (by default
+    :func:`stand_in_variants` of the shipped population), beside the paper's PBT value."""
+    from tqdm.auto import tqdm
+
+    variants = variants or stand_in_variants(len(stand_in_population().members))
+    others = [a for a in agents if a != "PBT"]
+    game = load_task("overcooked")
+    paper = paper_table(PAPER_ID, "table3").set_index("agent_type").query("metric == 'time'")["value"].get("PBT")
+    bar = tqdm(total=len(variants) * len(others) * 2 * episodes, desc="PBT stand-in variants", disable=not progress)
+    rows = []
+    try:
+        for label, options in variants.items():
+            setup = Setup(pbt="ppo-selfplay", **options)
+            meta = {"source": setup.source, "variant": label}
+            log = RunLog(f"{PAPER_ID}.table3_stand_in", results=results, meta=meta)
+            times: list[float] = []
+            try:
+                for pair in [p for other in others for p in (("PBT", other), (other, "PBT"))]:
+                    got = await run_condition(
+                        game,
+                        pair,
+                        setup,
+                        episodes=episodes,
+                        seed=seed,
+                        condition=f"overcooked:{pair[0]} vs {pair[1]}",  # Table 3's streams: only the rule differs
+                        log=log,
+                        on_episode=lambda: bar.update(1),
+                    )
+                    times += [r.score for r in got]
+            finally:
+                log.close()
+            rows.append(
+                {
+                    "variant": label,
+                    "PBT cell (time)": round(statistics.fmean(times), 2),
+                    "sd": round(statistics.stdev(times), 2),
+                    "failed episodes": sum(t >= game.info.horizon for t in times),
+                    "episodes": len(times),
+                    "paper (PBT)": paper,
+                    "source": setup.source,
+                }
+            )
+    finally:
+        bar.close()
+    return pd.DataFrame(rows)
+
+
+def plot_stand_in(population: Population | None = None) -> Any:
+    """The PPO stand-in's learning curves (mean time to the first soup of recent training episodes, per member)
+    against the fastest possible soup in the exact one-soup model."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    game = load_task("overcooked")
+    population = population or stand_in_population()
+    _, index, value = game.exact  # type: ignore[attr-defined]
+    fastest = int(value[index[game.compact(game.reset(0))]])  # type: ignore[attr-defined]
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    sns.lineplot(data=population.curves(), x="kitchen_steps", y="time", hue="member", palette="deep", ax=ax)
+    ax.axhline(fastest, color="grey", ls="--", lw=1)
+    ax.text(0, fastest - 1, f"fastest possible: {fastest} steps (exact model)", va="top", fontsize=8, color="grey")
+    ax.set(
+        xlabel="training steps of the kitchen (both cooks move each step)",
+        ylabel="steps to the first soup ↓",
+        ylim=(0, game.horizon + 3),
+        title="PPO self-play stand-in for PBT: training episodes",
+    )
+    return fig
+
+
+async def greedy_reference(*, episodes: int = 30, seed: int = 42, results: str | None = None) -> pd.DataFrame:
+    """Greedy with Greedy on our Overcooked layout: a non-LLM reference point (not a paper cell)."""
+    game = load_task("overcooked")
+    log = RunLog(f"{PAPER_ID}.greedy_reference", results=results)
+    try:
+        got = await run_condition(
+            game,
+            ("Greedy", "Greedy"),
+            Setup(),
+            episodes=episodes,
+            seed=seed,
+            condition="overcooked:Greedy vs Greedy",
+            log=log,
+        )
+    finally:
+        log.close()
+    return pd.DataFrame({"episode": range(episodes), "time": [r.score for r in got]})
