@@ -179,6 +179,7 @@ def test_each_notebook_gets_the_readings_that_decide_its_cells() -> None:
     params = {nb: set(readings_of("coalition", nb)["parameter"]) for nb in ("07", "09", "10", "12", "13", "14")}
     assert {"selection", "quota", "alignment", "everyone_in"} <= params["07"]
     assert {"selection", "epsilon", "pm_history"} <= params["10"] and "zero_credit" not in params["10"]
+    assert {"pm_feedback", "pm_cites", "rematch", "initial", "preferences"} <= params["10"]
     assert params["14"] == {"importance_scale", "zero_credit", "epsilon"}
     assert "shown in" not in readings_of("coalition", "09").columns
     assert readings_of("adaptive_tom", "01").empty or "parameter" in readings_of("adaptive_tom", "01")

@@ -43,7 +43,7 @@ from tomlib.coalition._pairs import (
     pairs_of,
     partners,
 )
-from tomlib.coalition._rounds import Algorithm1, Algorithm1Run, RoundRecord, ftm, run_algorithm1
+from tomlib.coalition._rounds import INITIALS, Algorithm1, Algorithm1Run, RoundRecord, ftm, run_algorithm1
 from tomlib.coalition._select import (
     DEFAULT_SELECTION,
     SELECTIONS,
@@ -58,6 +58,7 @@ from tomlib.coalition._select import (
 __all__ = [
     "DEFAULT_SELECTION",
     "EMBEDDINGS",
+    "INITIALS",
     "MAX_AGENTS",
     "PAIR_ORDERS",
     "SELECTIONS",

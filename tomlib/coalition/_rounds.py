@@ -8,8 +8,10 @@ round, an agent of the team whose belief about a partner missed by more than ε 
 With the ICLR draft's *adaptation* phase the current team stays one more round after a signal, then re-matches;
 without it (NeurIPS), the next round re-matches.
 
-Coalition lifetime (§6.2) is the mean number of rounds a team stays in force between matchings; the first team
-is the one formed in round 1 (Algorithm 1 starts from S = N, all agents, and matches at once).
+Coalition lifetime (§6.2) is the mean number of rounds a team stays in force between matchings. Which team is the
+first is a reading (``initial``): ``match`` (default), the one matched in round 1 (ICLR Algorithm 1 starts from
+S = N and matches at once, line 6 with R = 1); ``all``, every agent, in force until the first re-match (NeurIPS
+§6.2: "the initial coalition l1 includes all agents"), counted as the first coalition.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ import numpy as np
 from tomlib.coalition._instance import AlignmentInstance
 from tomlib.coalition._pairs import partners
 from tomlib.coalition._select import Mechanism, check_selection, choose
+
+INITIALS: tuple[str, ...] = ("match", "all")
+"""The first coalition: matched in round 1 (``match``, ICLR Alg. 1 line 6) or all agents (``all``, NeurIPS §6.2)."""
 
 if TYPE_CHECKING:
     from tomlib.trace import RunLog
@@ -100,21 +105,29 @@ class Algorithm1:
         mechanism: Mechanism = "iclr",
         adaptation: bool | None = None,
         selection: str | None = None,
+        initial: str = "match",
         log: RunLog | None = None,
         condition: str = "",
         episode: int | None = None,
     ) -> None:
+        if initial not in INITIALS:
+            raise ValueError(
+                f"initial must be one of {', '.join(INITIALS)} (match: the stable outcome of round 1; all: every "
+                f"agent until the first re-match, NeurIPS §6.2); got {initial!r}"
+            )
         self.base, self.mechanism = base, mechanism
         self.adapt = (mechanism == "iclr") if adaptation is None else adaptation
         self.selection = check_selection(selection, mechanism)
         self.rng = random.Random(f"tomlib-selection:{condition}:{episode}")
         self.log, self.condition, self.episode = log, condition, episode
         self.run = Algorithm1Run()
-        self.rematch_at: int | None = 1
+        self.rematch_at: int | None = 1 if initial == "match" else None
         self.team: tuple[int, ...] = tuple(range(base.n))
         self.partners: dict[int, tuple[int, ...]] = {i: tuple(j for j in self.team if j != i) for i in self.team}
-        self.label = "all agents"
+        self.label = "all agents" if initial == "match" else "all agents (the initial coalition)"
         self.stable = 0
+        if initial == "all":
+            self.run.matching_rounds.append(1)  # l1: the initial coalition of all agents counts as the first
 
     def _match(self, inst: AlignmentInstance) -> None:
         outcome, self.stable = choose(inst, self.mechanism, self.selection, self.rng)
@@ -170,6 +183,7 @@ def run_algorithm1(
     mechanism: Mechanism = "iclr",
     adaptation: bool | None = None,
     selection: str | None = None,
+    initial: str = "match",
     log: RunLog | None = None,
     condition: str = "",
     episode: int | None = None,
@@ -180,6 +194,7 @@ def run_algorithm1(
         mechanism=mechanism,
         adaptation=adaptation,
         selection=selection,
+        initial=initial,
         log=log,
         condition=condition,
         episode=episode,

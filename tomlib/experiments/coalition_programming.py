@@ -45,7 +45,15 @@ from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import in_flight, run_jobs
 from tomlib.experiments._units import write_units_with_truth
 from tomlib.llm import ChatModel, source_of
-from tomlib.programming import PM_HISTORIES, Episode, PMHistory, TeamConfig, check_episodes, run_episode
+from tomlib.programming import (
+    PM_HISTORIES,
+    PROTOCOL_CHOICES,
+    Episode,
+    PMHistory,
+    TeamConfig,
+    check_episodes,
+    run_episode,
+)
 from tomlib.report import attach_paper_values
 from tomlib.sandbox import describe_sandbox, require_sandbox, sandbox_mode
 from tomlib.trace import RunLog
@@ -100,9 +108,11 @@ def check_parameters(
     seeds: Any,
     pm_history: str = "full",
     selection: str = "",
+    protocol: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Check a notebook's parameters before any work; return the model names. Errors name the parameter and fix."""
     check_counts(humaneval_tasks=humaneval_tasks, mbpp_tasks=mbpp_tasks, seeds=seeds)
+    check_protocol(protocol or {})
     if selection:
         check_selection(selection, "iclr")
     if pm_history not in PM_HISTORIES:
@@ -113,6 +123,20 @@ def check_parameters(
     return check_models(models, llm_mode)
 
 
+def check_protocol(protocol: Mapping[str, str]) -> dict[str, str]:
+    """The protocol readings a notebook sets (TeamConfig fields: ``PROTOCOL_CHOICES``), checked; errors name the
+    parameter, its values and the closest one."""
+    for name, value in protocol.items():
+        allowed = PROTOCOL_CHOICES.get(name)
+        if allowed is None:
+            raise ValueError(f"unknown protocol reading {name!r}; the readings are {', '.join(PROTOCOL_CHOICES)}")
+        if value not in allowed:
+            raise ValueError(
+                f"{name} must be one of {', '.join(allowed)} (the first is tomlib's default); got {value!r}"
+            )
+    return dict(protocol)
+
+
 def model_label(model: str) -> str:
     """The model name in result rows: the paper's printed name for the paper's models, else ours."""
     return PAPER_MODELS.get(model, model)
@@ -121,7 +145,12 @@ def model_label(model: str) -> str:
 def estimate(model: str, configs: Sequence[TeamConfig], n_tasks: int, seeds: int) -> Estimate:
     """Calls, tokens and USD of running ``configs`` on ``n_tasks`` tasks × ``seeds`` from scratch (our token guess)."""
     per_round = {"self-evaluation": 2, "cosine": 1}  # the PM's instruction (+ its self-evaluation) and each engineer
-    calls = sum(cfg.rounds * (cfg.engineers + per_round[cfg.alignment]) for cfg in configs) * n_tasks * seeds
+
+    def peers(cfg: TeamConfig) -> int:  # preferences="all": each engineer's self-evaluation
+        return cfg.engineers if cfg.engineers_score and cfg.alignment == "self-evaluation" else 0
+
+    calls = sum(cfg.rounds * (cfg.engineers + per_round[cfg.alignment] + peers(cfg)) for cfg in configs)
+    calls *= n_tasks * seeds
     return price(model, calls, TOKENS_PER_CALL)
 
 
@@ -157,13 +186,15 @@ async def run_programming(
     on_sandbox: Callable[[str], None] | None = print,
     pm_history: PMHistory = "full",
     selection: str | None = None,
+    protocol: Mapping[str, str] | None = None,
 ) -> Runs:
     """Every (task, condition, seed) episode for one model, then every engineer's code through the sandbox.
     ``pm_history`` replaces every config's (what the PM's belief update sees of the past; TeamConfig.pm_history);
-    ``selection``, when given, every matching config's rule among stable coalitions (TeamConfig.selection)."""
+    ``selection``, when given, every matching config's rule among stable coalitions (TeamConfig.selection);
+    ``protocol``, the protocol readings it names (TeamConfig fields of ``PROTOCOL_CHOICES``)."""
     from tqdm.auto import tqdm
 
-    configs = [replace(c, pm_history=pm_history) for c in configs]
+    configs = [replace(c, pm_history=pm_history, **check_protocol(protocol or {})) for c in configs]
     if selection:
         configs = [replace(c, selection=check_selection(selection, "iclr")) if c.matching else c for c in configs]
     tasks = [
@@ -243,10 +274,11 @@ def engineer_pass_at_1(counts: Sequence[tuple[int, int]]) -> float:
     return float(np.mean(estimate_pass_at_k(list(n), list(c), 1)))
 
 
-READINGS = ("epsilon", "pm_history", "alignment", "selection")
+MATCHING_ONLY = ("pm_cites", "rematch", "initial", "preferences")
+READINGS = ("epsilon", "pm_history", "alignment", "selection", "pm_feedback", *MATCHING_ONLY)
 """Choices of ours the paper leaves open, carried as condition columns of the units so a claim can be judged under
-each: ε, what the PM's belief update sees of the past, how alignment is scored, and the rule that picks among stable
-coalitions (empty without matching)."""
+each: ε, what the PM's belief update sees of the past, how alignment is scored, the rule that picks among stable
+coalitions, and the protocol's readings (``PROTOCOL_CHOICES``; those of matching are empty without it)."""
 
 
 def readings(cfg: TeamConfig) -> dict[str, Any]:
@@ -255,6 +287,8 @@ def readings(cfg: TeamConfig) -> dict[str, Any]:
         "pm_history": cfg.pm_history,
         "alignment": cfg.alignment,
         "selection": check_selection(cfg.selection, "iclr") if cfg.matching else "",
+        "pm_feedback": cfg.pm_feedback,
+        **{name: getattr(cfg, name) if cfg.matching else "" for name in MATCHING_ONLY},
     }
 
 

@@ -11,18 +11,25 @@ from tomlib.programming._prompts import alignment_schema, pm_schema, task_statem
 from tomlib.programming._team import (
     EXPERIMENT,
     PM_HISTORIES,
+    PROTOCOL_CHOICES,
     EngineerTurn,
     Episode,
     PMHistory,
     RoundResult,
     TeamConfig,
     run_episode,
+    score_matrix,
+    team_algorithm1,
+    team_answer,
+    team_instance,
+    team_of,
 )
 
 __all__ = [
     "CHECK_LIMITS",
     "EXPERIMENT",
     "PM_HISTORIES",
+    "PROTOCOL_CHOICES",
     "EngineerReply",
     "EngineerTurn",
     "Episode",
@@ -34,6 +41,11 @@ __all__ = [
     "parse_engineer",
     "pm_schema",
     "run_episode",
+    "score_matrix",
     "task_statement",
+    "team_algorithm1",
+    "team_answer",
+    "team_instance",
+    "team_of",
     "teammate_evaluation_messages",
 ]

@@ -9,12 +9,21 @@ Each round r:
    no belief, so it scores the actions against its own instruction (what it expected them to do).
 4. FTM^k = share of the team's engineers with φ = (1 - s)/2 ≤ ε (§6.2; ``tomlib.coalition``). With matching, the
    team is the PM's coalition from Algorithm 1 (formed in round 1, re-formed after a re-match signal); without, it
-   is all four engineers.
+   is all four engineers. With ``preferences="all"`` the engineers of ToM ≥ 1 score their stated belief against
+   every teammate's action too (Appendix A among peers), and their preferences enter the matching.
 5. The team's answer (our decision, the paper does not say): the code of the team engineer the PM scored highest
    (ties: the engineer with code, then the lowest index). Pass@1 in round r is whether that code passes every test.
 
 Every engineer acts in every round, also outside the coalition: the PM needs fresh scores of all of them to decide
-a re-match. With matching, the PM's next prompt cites only its team, and only the team can supply the answer.
+a re-match. With matching, the PM's next prompt cites only its team (``pm_cites``), and only the team can supply
+the answer.
+
+The protocol's choices the paper leaves open are fields of :class:`TeamConfig`, each with our default first:
+``pm_feedback`` (the PM's history shows its own scores and explanations, or the actions alone as in Appendix C),
+``pm_cites`` (its team, or every engineer), ``rematch`` (a signal takes effect after one more round, ICLR §5.1's
+adaptation phase, or the next round, Algorithm 1 lines 6 and 14), ``initial`` (the first coalition is matched in
+round 1, or is all agents until the first re-match, NeurIPS §6.2) and ``preferences`` (the PM's, or every
+believer's).
 Hidden tests never feed back into the prompts (Pass@1 would otherwise leak); MBPP's asserts are part of its task
 statement, as in MBPP's own prompt format.
 """
@@ -30,6 +39,7 @@ from typing import Any, Literal
 import numpy as np
 
 from tomlib.coalition import (
+    INITIALS,
     Algorithm1,
     Algorithm1Run,
     AlignmentInstance,
@@ -49,6 +59,7 @@ from tomlib.programming._prompts import (
     pm_messages,
     pm_schema,
     task_statement,
+    teammate_evaluation_messages,
 )
 from tomlib.trace import RunLog
 
@@ -58,6 +69,10 @@ MAX_TOM = 2
 PMHistory = Literal["full", "last"]
 PM_HISTORIES: tuple[str, ...] = ("full", "last")
 ALIGNMENTS: tuple[str, ...] = ("self-evaluation", "cosine")
+PM_FEEDBACKS: tuple[str, ...] = ("scores", "actions")
+PM_CITES: tuple[str, ...] = ("team", "all")
+REMATCHES: tuple[str, ...] = ("adaptation", "next")
+PREFERENCES: tuple[str, ...] = ("pm", "all")
 EARLIER_CHARS = 200
 """Earlier rounds of the full history are shown clipped to this many characters per line, so five rounds of four
 engineers fit a 2k-token context beside the task."""
@@ -93,6 +108,23 @@ class TeamConfig:
     pm_sees_beliefs: bool = True
     """Whether the engineers' stated beliefs (their "Belief:" lines) reach the PM: both drafts condition the PM's
     k-level belief on the others' (k-1)-level beliefs b^{k-1}_{-i}."""
+    pm_feedback: str = "scores"
+    """What the PM's history shows of each engineer from round 2: ``scores``, its action with the PM's own alignment
+    score and explanation (ours: what Algorithm 1's preferences rest on); ``actions``, the action alone (Appendix C's
+    prompt shows neither)."""
+    pm_cites: str = "team"
+    """With matching, whom the PM's history cites: ``team``, its coalition (ours); ``all``, every engineer."""
+    rematch: str = "adaptation"
+    """When a re-match signal takes effect: ``adaptation``, after the team stays one more round (ICLR §5.1's
+    adaptation phase); ``next``, in the next round (Algorithm 1's lines 6 and 14)."""
+    initial: str = "match"
+    """The first coalition: ``match``, matched on round 1's scores (ICLR Alg. 1 line 6); ``all``, every agent until
+    the first re-match, counted as the first coalition (NeurIPS §6.2, "the initial coalition l1 includes all
+    agents")."""
+    preferences: str = "pm"
+    """Whose preferences enter the matching: ``pm``, the PM's alone (ours; §6.3: the PM selects its coalition);
+    ``all``, every agent with beliefs (Algorithm 1 line 2, "for each agent i ∈ N"): engineers of ToM ≥ 1 score
+    their stated belief against the PM's instruction and each other engineer's action."""
 
     def __post_init__(self) -> None:
         for name in ("pm_tom", "eng_tom"):
@@ -111,6 +143,9 @@ class TeamConfig:
             raise ValueError(f"alignment must be one of {', '.join(ALIGNMENTS)}; got {self.alignment!r}")
         if self.pm_history not in PM_HISTORIES:
             raise ValueError(f"pm_history must be one of {', '.join(PM_HISTORIES)}; got {self.pm_history!r}")
+        for name, allowed in PROTOCOL_CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {getattr(self, name)!r}")
 
     @property
     def setting(self) -> str:
@@ -124,6 +159,12 @@ class TeamConfig:
         seen = "" if self.pm_history == "full" else f"-{self.pm_history}"
         seen += "" if self.pm_sees_beliefs else "-nobeliefs"
         seen += "" if self.alignment == "self-evaluation" else f"-{self.alignment}"
+        seen += "" if self.pm_feedback == "scores" else f"-{self.pm_feedback}"
+        if self.matching:
+            seen += "" if self.pm_cites == "team" else "-citeall"
+            seen += "" if self.rematch == "adaptation" else f"-rematch{self.rematch}"
+            seen += "" if self.initial == "match" else f"-initial{self.initial}"
+            seen += "-prefsall" if self.engineers_score else ""  # ToM-0 engineers have none to add
         if self.matching and self.abilities:
             seen += (
                 "-alpha" + ",".join(f"{a:g}" for a in self.abilities) + ("" if self.lam == 1 else f"-lam{self.lam:g}")
@@ -132,6 +173,21 @@ class TeamConfig:
 
     def names(self) -> list[str]:
         return [f"Engineer{i}" for i in range(1, self.engineers + 1)]
+
+    @property
+    def engineers_score(self) -> bool:
+        """Whether the engineers' beliefs are scored and enter the matching (``preferences="all"``, ToM ≥ 1)."""
+        return self.matching and self.preferences == "all" and self.eng_tom > 0
+
+
+PROTOCOL_CHOICES: dict[str, tuple[str, ...]] = {
+    "pm_feedback": PM_FEEDBACKS,
+    "pm_cites": PM_CITES,
+    "rematch": REMATCHES,
+    "initial": INITIALS,
+    "preferences": PREFERENCES,
+}
+"""The protocol's readings (TeamConfig fields) and their values, our default first."""
 
 
 @dataclass
@@ -215,7 +271,8 @@ def _clip(text: str, n: int = EARLIER_CHARS) -> str:
 def _history(past: Sequence[RoundResult], cfg: TeamConfig) -> str:
     """What the PM's belief update conditions on (ICLR Alg. 1 line 4: a^{1:R-1} and the others' b^{k-1}; NeurIPS
     eq. 1: a_{-i} and b^{k-1}_{-i}): the last round in full, earlier rounds clipped (``pm_history="full"``), and each
-    engineer's stated belief when ``pm_sees_beliefs``. With matching only the PM's team is cited."""
+    engineer's stated belief when ``pm_sees_beliefs``. With matching only the PM's team is cited (``pm_cites``); its
+    own scores and explanations are shown with ``pm_feedback="scores"``."""
     if not past:
         return ""
     shown = past if cfg.pm_history == "full" else past[-1:]
@@ -228,11 +285,17 @@ def _history(past: Sequence[RoundResult], cfg: TeamConfig) -> str:
         lines.append(f"Your belief was: {clip(rr.belief)}")
         if cfg.matching:
             lines.append(f"You worked with the coalition {rr.structure}; your team was {', '.join(rr.team)}.")
-        lines.append("What your team did, with your alignment score of each:")
-        for name in rr.team:
+        cited = rr.team if cfg.matching and cfg.pm_cites == "team" else [t.name for t in rr.turns]
+        who = "your team" if cited == rr.team else "the engineers"
+        if cfg.pm_feedback == "scores":
+            lines.append(f"What {who} did, with your alignment score of each:")
+        else:
+            lines.append(f"What {who} did:")
+        for name in cited:
             t = rr.turn(name)
             why = rr.explanations.get(name, "")
-            lines.append(f"- {name}: {clip(t.action)} (score {rr.scores[name]:+.2f}: {clip(why)})")
+            seen = f" (score {rr.scores[name]:+.2f}: {clip(why)})" if cfg.pm_feedback == "scores" else ""
+            lines.append(f"- {name}: {clip(t.action)}{seen}")
             if cfg.pm_sees_beliefs and t.belief.strip():
                 lines.append(f"  {name}'s stated belief: {clip(t.belief)}")
     lines.append("Update your beliefs about the engineers for this round.")
@@ -303,15 +366,98 @@ async def _evaluate(
     return scores, {n: getattr(value, n).explanation for n in names}, ""
 
 
-def _instance(cfg: TeamConfig) -> AlignmentInstance:
+def team_instance(cfg: TeamConfig) -> AlignmentInstance:
+    """The alignment instance of a team: PM first, then the engineers; the PM believes, and with
+    ``cfg.engineers_score`` the engineers too."""
     names = cfg.names()
     ability = dict(zip(names, cfg.abilities, strict=True)) if cfg.abilities else None
-    return make_instance(
-        {"PM": dict.fromkeys(names, 0.0)}, names=["PM", *names], epsilon=cfg.epsilon, ability=ability, lam=cfg.lam
+    agents = ["PM", *names]
+    beliefs = {"PM": dict.fromkeys(names, 0.0)}
+    if cfg.engineers_score:
+        beliefs |= {n: {o: 0.0 for o in agents if o != n} for n in names}
+    return make_instance(beliefs, names=agents, epsilon=cfg.epsilon, ability=ability, lam=cfg.lam)
+
+
+async def _peer_scores(
+    chat: ChatModel,
+    task: CodeTask,
+    cfg: TeamConfig,
+    seed: int,
+    r: int,
+    instruction: str,
+    turns: Sequence[EngineerTurn],
+) -> dict[str, dict[str, float]]:
+    """``preferences="all"``: each engineer of ToM ≥ 1 scores its stated belief against the PM's instruction and
+    every other engineer's action (Appendix A among peers; the cosine under ``alignment="cosine"``). A reply that
+    fails validation scores 0 (φ = 0.5), as the PM's does."""
+    actions = {"PM": instruction, **{t.name: t.action for t in turns}}
+    out: dict[str, dict[str, float]] = {}
+
+    async def one(t: EngineerTurn) -> None:
+        others = {n: a for n, a in actions.items() if n != t.name}
+        if cfg.alignment == "cosine":
+            cos = cosine_alignment([t.belief] * len(others), list(others.values()))
+            out[t.name] = {n: round(float(v), 4) for n, v in zip(others, cos, strict=True)}
+            return
+        try:
+            reply = await chat.complete_json(
+                teammate_evaluation_messages(
+                    t.name,
+                    t.belief or "(no belief stated)",
+                    others,
+                    believed="Your belief about your team",
+                    did="What the project manager instructed and your teammates did",
+                ),
+                alignment_schema(tuple(others)),
+                sample_key=_key(task, cfg, seed, r, t.name, "evaluate"),
+                temperature=cfg.pm_temperature,
+                max_tokens=cfg.eval_max_tokens,
+            )
+        except StructuredOutputError:
+            out[t.name] = dict.fromkeys(others, 0.0)
+            return
+        out[t.name] = {n: float(getattr(reply.value, n).score) for n in others}
+
+    await asyncio.gather(*(one(t) for t in turns))
+    return out
+
+
+def team_algorithm1(
+    cfg: TeamConfig, base: AlignmentInstance, condition: str, seed: int, log: RunLog | None = None
+) -> Algorithm1:
+    """Algorithm 1 as the team runs it (ICLR coalitions) under the config's rule, re-match timing and first
+    coalition; its draws are seeded by the condition and seed, so a replay on the same scores draws the same."""
+    return Algorithm1(
+        base,
+        mechanism="iclr",
+        adaptation=cfg.rematch == "adaptation",
+        selection=cfg.selection,
+        initial=cfg.initial,
+        log=log,
+        condition=condition,
+        episode=seed,
     )
 
 
-def _answer(team: Sequence[str], scores: Mapping[str, float], turns: Sequence[EngineerTurn]) -> str:
+def score_matrix(
+    base: AlignmentInstance, scores: Mapping[str, float], peers: Mapping[str, Mapping[str, float]]
+) -> np.ndarray:
+    """A round's input to Algorithm 1: the PM's row (its scores of each engineer) and each scoring engineer's."""
+    matrix = np.zeros((base.n, base.n))
+    for n, s in scores.items():
+        matrix[0, base.index(n)] = s
+    for n, row in peers.items():
+        matrix[base.index(n), [base.index(o) for o in row]] = list(row.values())
+    return matrix
+
+
+def team_of(base: AlignmentInstance, rec: RoundRecord) -> list[str]:
+    """The engineers of the PM's coalition in force (all of them if the PM stands alone)."""
+    return [base.names[i] for i in rec.team if i != 0] or list(base.names[1:])
+
+
+def team_answer(team: Sequence[str], scores: Mapping[str, float], turns: Sequence[EngineerTurn]) -> str:
+    """The team's answer (ours): the engineer of ``team`` the PM scored highest; ties to code, then the lowest index."""
     has_code = {t.name: bool(t.code.strip()) for t in turns}
     order = {t.name: i for i, t in enumerate(turns)}
     return max(team, key=lambda n: (scores[n], has_code[n], -order[n]))
@@ -323,15 +469,8 @@ async def run_episode(
     """Play ``cfg.rounds`` rounds on ``task``; every decision goes to ``log``. Tests are run later by ``check``."""
     ep = Episode(task, cfg, seed)
     names = cfg.names()
-    base = _instance(cfg)
-    algo = Algorithm1(
-        base,
-        mechanism="iclr",
-        selection=cfg.selection,
-        log=log if cfg.matching else None,
-        condition=ep.condition,
-        episode=seed,
-    )
+    base = team_instance(cfg)
+    algo = team_algorithm1(cfg, base, ep.condition, seed, log if cfg.matching else None)
     prev: RoundResult | None = None
     for r in range(1, cfg.rounds + 1):
         if log is not None:
@@ -403,12 +542,12 @@ async def run_episode(
                     agent=t.name,
                 )
         scores, explanations, eval_problem = await _evaluate(chat, task, cfg, seed, r, belief, turns)
-        matrix = np.zeros((base.n, base.n))
-        matrix[0, 1:] = [scores[n] for n in names]
+        peers = await _peer_scores(chat, task, cfg, seed, r, instruction, turns) if cfg.engineers_score else {}
+        matrix = score_matrix(base, scores, peers)  # log_round logs every believer's alignment
         inst = base.with_scores(matrix)
         if cfg.matching:
             rec = algo.step(matrix)
-            team = [base.names[i] for i in rec.team if i != 0] or names
+            team = team_of(base, rec)
             structure, matched, signal = rec.structure, rec.matched, rec.signal
         else:
             team, structure, matched, signal = names, "all engineers (no matching)", False, False
@@ -436,7 +575,7 @@ async def run_episode(
             rematch_signal=signal,
             ftm_team=ftm(inst, 0, among=[0, *members]),
             ftm_all=ftm(inst, 0),
-            answer=_answer(team, scores, turns),
+            answer=team_answer(team, scores, turns),
         )
         if log is not None and eval_problem:
             log.event("note", {"problem": eval_problem}, condition=ep.condition, episode=seed, step=r, agent="PM")

@@ -67,6 +67,10 @@ def _attribute(module: str, name: str) -> Callable[[], Iterable[Any]]:
     return lambda: getattr(importlib.import_module(module), name)
 
 
+def _protocol(name: str) -> Callable[[], Iterable[Any]]:
+    return lambda: importlib.import_module("tomlib.programming").PROTOCOL_CHOICES[name]
+
+
 def _city_dynamics() -> Iterable[Any]:
     from tomlib.envs.city import CityParams
 
@@ -92,6 +96,11 @@ CHOICES: dict[str, tuple[Callable[[], Iterable[Any]], bool, bool]] = {
     "observation": (_attribute("tomlib.agents.bdi", "OBSERVATIONS"), False, False),
     "pm_history": (_attribute("tomlib.programming", "PM_HISTORIES"), False, False),
     "selection": (_attribute("tomlib.coalition", "SELECTIONS"), False, True),
+    "pm_feedback": (_protocol("pm_feedback"), False, False),
+    "pm_cites": (_protocol("pm_cites"), False, False),
+    "rematch": (_protocol("rematch"), False, False),
+    "initial": (_protocol("initial"), False, False),
+    "preferences": (_protocol("preferences"), False, False),
     "zero_credit": (_attribute("tomlib.experiments.coalition_reasoning", "ZERO_CREDIT"), False, False),
     "importance_scale": (_attribute("tomlib.reasoning", "IMPORTANCE_SCALES"), False, False),
 }
