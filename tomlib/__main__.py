@@ -117,6 +117,33 @@ def _cmd_cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from tomlib.llm import get_model_config
+    from tomlib.planning import make_plan, plan_lines, select_claims, write_profile
+    from tomlib.planning._write import profile_name
+    from tomlib.runner._profiles import profiles_dir
+
+    get_model_config(args.model)  # an unknown name fails here, with the known ones
+    plan = make_plan(
+        args.model,
+        select_claims(args.claims),
+        power=args.power,
+        alpha=args.alpha,
+        pilots=args.pilot or (),
+        max_scale=args.max_scale,
+    )
+    print("\n".join(plan_lines(plan)))
+    if args.no_write:
+        return 0
+    if not plan.notebooks:
+        print("No claim needs a model call at these settings: no profile written.")
+        return 0
+    name = profile_name(plan, args.claims)
+    path = write_profile(plan, args.out or profiles_dir() / f"{name}.yaml", args.claims)
+    print(f"Profile: {path}; run it with: python -m tomlib run --profile {path if args.out else name}")
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from tomlib.report import build_report
 
@@ -373,6 +400,32 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
 
     mo = sub.add_parser("models", help="list the configured models")
     mo.set_defaults(func=_cmd_models)
+
+    pl = sub.add_parser(
+        "plan",
+        help="before a run: the units, calls and cost that give the papers' claims their power; writes a profile",
+    )
+    pl.add_argument("--model", required=True, help="a priced model of configs/models.yaml, e.g. gpt-4o-mini")
+    pl.add_argument("--claims", required=True, help="a paper (coalition) or claim ids, comma-separated")
+    pl.add_argument("--power", type=float, default=0.8, help="target power at the paper's effect (default 0.8)")
+    pl.add_argument("--alpha", type=float, default=0.05, help="two-sided, before Holm's correction (default 0.05)")
+    pl.add_argument(
+        "--pilot",
+        action="append",
+        default=None,
+        help="a results folder whose runs show the claims' units (repeatable; default results/)",
+    )
+    pl.add_argument(
+        "--max-scale",
+        type=float,
+        default=1.0,
+        help="no size past this many times the full profile's (default 1: the papers' own scale)",
+    )
+    pl.add_argument(
+        "--out", default=None, help="the profile to write (default configs/profiles/plan-<model>-<claims>.yaml)"
+    )
+    pl.add_argument("--no-write", action="store_true", help="print the plan only")
+    pl.set_defaults(func=_cmd_plan)
     return p
 
 

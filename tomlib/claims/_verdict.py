@@ -109,16 +109,18 @@ def paper_distance(claim: Claim) -> float | None:
     return inside(claim, claim.paper_effect)
 
 
-def units_for_power(claim: Claim, est: Estimate, base_rate: float | None = None) -> int | None:
-    """Units of analysis for 80% power at the paper's effect under this design (statsmodels' power solvers), with the
-    paper's SD where it prints one, else the SD these units show; None when there is no effect or spread to plan with,
-    or when at the paper's own effect the claim could not be supported."""
+def units_for_power(
+    claim: Claim, est: Estimate, base_rate: float | None = None, *, alpha: float = ALPHA, power: float = POWER
+) -> int | None:
+    """Units of analysis for ``power`` (80%) at the paper's effect under this design (statsmodels' power solvers),
+    two-sided at ``alpha``, with the paper's SD where it prints one, else the SD these units show; None when there is
+    no effect or spread to plan with, or when at the paper's own effect the claim could not be supported."""
     distance = paper_distance(claim)
     if distance is None or distance <= 0:
         return None  # no effect to plan with, or at the paper's own effect the claim cannot be supported
     with warnings.catch_warnings():  # a solver that cannot converge returns nan, handled below
         warnings.simplefilter("ignore")
-        n = solve_power(claim, est.sd, distance, base_rate)
+        n = solve_power(claim, est.sd, distance, base_rate, alpha=alpha, power=power)
     if n is None or not math.isfinite(n):
         return None
     # clustered units: the rows needed, inflated by the design effect, counted in clusters
@@ -133,6 +135,7 @@ def power_at(
     *,
     rows_per_unit: float = 1.0,
     design_effect: float = 1.0,
+    alpha: float = ALPHA,
 ) -> float | None:
     """The power this engine plans with at ``n_units`` units of analysis (the inverse of :func:`units_for_power`;
     clustered units count as ``n_units * rows_per_unit / design_effect`` independent rows)."""
@@ -142,13 +145,20 @@ def power_at(
     rows = int(n_units * rows_per_unit / design_effect)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return solve_power(claim, sd, distance, base_rate, n_units=rows)
+        return solve_power(claim, sd, distance, base_rate, n_units=rows, alpha=alpha)
 
 
 def solve_power(
-    claim: Claim, observed_sd: float | None, distance: float, base_rate: float | None, n_units: int | None = None
+    claim: Claim,
+    observed_sd: float | None,
+    distance: float,
+    base_rate: float | None,
+    n_units: int | None = None,
+    *,
+    alpha: float = ALPHA,
+    power: float = POWER,
 ) -> float | None:
-    """Units for 80% power (``n_units`` None), or the power at ``n_units``: two-sided at ``ALPHA``, as decided."""
+    """Units for ``power`` (``n_units`` None), or the power at ``n_units``: two-sided at ``alpha``, as decided."""
     from statsmodels.stats.power import NormalIndPower, TTestIndPower, TTestPower
     from statsmodels.stats.proportion import proportion_effectsize
 
@@ -172,9 +182,9 @@ def solve_power(
             if n_units // per < 2:
                 return None
             nobs = {"nobs": n_units} if isinstance(solver, TTestPower) else {"nobs1": n_units // per}
-            got = float(solver.power(effect_size=size, alpha=ALPHA, **nobs, **kw))
+            got = float(solver.power(effect_size=size, alpha=alpha, **nobs, **kw))
             return got if math.isfinite(got) or size <= 1.5 else 1.0  # the solvers give nan far past any doubt
-        n = solver.solve_power(effect_size=size, alpha=ALPHA, power=POWER, **kw)
+        n = solver.solve_power(effect_size=size, alpha=alpha, power=power, **kw)
         if not math.isfinite(n) and size > 1.5:  # the solvers stop at 2 units: an effect this large needs no more
             n = 2.0
         return math.ceil(n) * per
