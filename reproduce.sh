@@ -44,6 +44,7 @@ ensure_deps() {
   fi
   want=$("$VENV/bin/python" -c "import hashlib; print(hashlib.sha256(open('pyproject.toml', 'rb').read()).hexdigest())")
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    ensure_confseq
     return 0
   fi
   echo "reproduce.sh: installing dependencies${extras:+ with extras [$extras]} (first run only; needs the package index)"
@@ -58,6 +59,18 @@ ensure_deps() {
       || { echo "reproduce.sh: installing $spec failed (see above); check access to the package index." >&2; exit 3; }
   fi
   echo "$want" > "$stamp"
+  ensure_confseq
+}
+
+# ensure_confseq: confseq (confidence sequences, Howard et al.; stop-when-decided runs) ships only as a C++ source
+# package whose pinned build tools no longer build on Python 3.11: build it with current ones, Boost's headers from PyPI.
+ensure_confseq() {
+  "$VENV/bin/python" -c 'import confseq.boundaries' 2>/dev/null && return 0
+  echo "reproduce.sh: building confseq 0.0.11 (first run only, about 30 s)"
+  "$VENV/bin/python" -m pip install -q boost-headers scikit-build "pybind11>=2.11" cmake setuptools wheel \
+    && BOOST_ROOT="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/boost_headers" \
+      "$VENV/bin/python" -m pip install -q --no-build-isolation --no-deps confseq==0.0.11 \
+    || { echo "reproduce.sh: building confseq failed (see above); it needs g++ and the package index." >&2; exit 3; }
 }
 
 # ensure_browser: Debian's Chromium and the widget page scripts for the browser test (no browser download by a tool).

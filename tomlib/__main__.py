@@ -27,21 +27,28 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from tomlib.runner._params import parse_cli
 
     profile = load_profile(args.profile)
-    outcomes = run_notebooks(
-        profile,
-        args.notebooks,
-        force=args.force,
-        results=args.results,
-        directory=args.notebooks_dir,
-        html=not args.no_html,
-        budget=_budget(args, profile),
-        jobs=args.jobs,
-        scheduler=args.scheduler,
-        overrides=parse_cli(args.parameters or (), args.parameters_yaml),
-        sandbox=args.sandbox,
-        spend_to_budget=args.spend_to_budget,
-        dashboard=args.dashboard,
-    )
+    common: dict[str, Any] = {
+        "force": args.force,
+        "results": args.results,
+        "directory": args.notebooks_dir,
+        "html": not args.no_html,
+        "budget": _budget(args, profile),
+        "jobs": args.jobs,
+        "scheduler": args.scheduler,
+        "overrides": parse_cli(args.parameters or (), args.parameters_yaml),
+        "sandbox": args.sandbox,
+        "spend_to_budget": args.spend_to_budget,
+        "dashboard": args.dashboard,
+    }
+    if args.stop_when_decided or profile.stop_when_decided:  # notebooks with sizes run in waves (tomlib.planning)
+        from tomlib.planning import run_in_waves
+
+        claims = [c for c in (args.claims or "").split(",") if c] or profile.claims
+        outcomes, _ = run_in_waves(
+            profile, args.notebooks, waves=profile.waves if args.waves is None else args.waves, claims=claims, **common
+        )
+    else:
+        outcomes = run_notebooks(profile, args.notebooks, **common)
     report = build_report(results_for_run(args.notebooks, args.notebooks_dir, args.results))  # a class's own
     print(summarize(outcomes))
     print(f"report: {report}")
@@ -338,6 +345,13 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
     run.add_argument(
         "-y", "--parameters-yaml", dest="parameters_yaml", default=None, help="notebook parameters as a YAML mapping"
     )
+    run.add_argument(
+        "--stop-when-decided",
+        action="store_true",
+        help="run size parameters in waves; stop a notebook once every claim it serves is decided (anytime-valid)",
+    )
+    run.add_argument("--waves", type=int, default=None, help="with --stop-when-decided: looks (default: profile's, 4)")
+    run.add_argument("--claims", default=None, help="with --stop-when-decided: claim ids to wait for (default: all)")
     _engine_args(run)
     _budget_args(run)
     run.set_defaults(func=_cmd_run)

@@ -94,8 +94,8 @@ def test_a_paper_that_prints_sds_plans_with_them(isolated: Path) -> None:
     claims = [c for c in select_claims("adaptive_tom") if c.paper_effect_sd]
     plan = make_plan("llama-3.3-70b", claims, pilots=[isolated / "pilot"])
     for line in plan.claims:
-        assert line.status == "no pilot"  # no run of Tables 1-4 in this pilot: said, with the fix
-        assert "--pilot" in line.why
+        assert line.status == "no pilot"  # no run of Tables 1-4 in this pilot: said (the fix is printed once)
+        assert "shows its conditions" in line.why
 
 
 def test_claims_about_other_models_and_formal_theorems_are_not_planned(isolated: Path) -> None:

@@ -109,3 +109,31 @@ def test_a_replay_keeps_the_recorded_teams_and_matches_a_run_whose_scores_do_not
     wide = protocol.replay_wide(summary)
     assert list(wide.columns) == list(protocol.VARIANTS) and wide["as run"].iloc[0] == 2.5
     assert protocol.plot_replay(summary) is not None
+
+
+def test_the_prompt_readings_run_again_and_sit_beside_ours(make_model, server, isolated) -> None:  # type: ignore[no-untyped-def]
+    from .test_team import run_humaneval
+
+    server.responder = responder
+    chat = make_model(json_mode="json_object")
+    configs = [TeamConfig(pm_tom=0), TeamConfig(pm_tom=1, matching=True)]
+    ours = cp.table3(run_humaneval(chat, configs))
+    before = len(server.requests)
+    kw = {"model": "fake", "chat": chat, "benchmarks": ["humaneval"], "humaneval_tasks": 1, "progress": False}
+    others = asyncio.run(protocol.run_prompt_readings(configs, cp.table3, protocol={}, on_sandbox=None, **kw))
+    # pm_feedback=actions reruns both conditions, pm_cites=all the matching one: 3 episodes of 5 rounds, 6 calls each
+    assert len(server.requests) - before == 3 * 5 * 6
+    assert set(others["reading"]) == set(protocol.PROMPT_READINGS)
+    wide = protocol.prompt_wide(ours, others)
+    assert list(wide.columns) == ["paper", "ours", "pm_feedback=actions", "pm_cites=all"]
+    # the fake model's replies do not read the history, so the readings leave its Table 3 as it was
+    assert (wide["ours"] == wide["pm_feedback=actions"]).all()
+    units = (isolated / "results" / "units" / "coalition.table3.csv").read_text()
+    assert ",actions," in units and ",all," in units
+    # a notebook already under a reading does not run it again
+    again = asyncio.run(
+        protocol.run_prompt_readings(
+            configs, cp.table3, protocol={"pm_feedback": "actions", "pm_cites": "all"}, on_sandbox=None, **kw
+        )
+    )
+    assert again.empty

@@ -5,14 +5,15 @@ A replay runs Algorithm 1 again on each round's recorded scores under another re
 as recorded: the engineers' actions, codes and test outcomes, and the PM's scores. It needs no model call, and it
 is not the run that reading would have made: from the round the team first differs, the PM's prompt (which cites
 its team) and the engineers' (which show their teammates) would have differed too. Exact runs under a reading are
-``run_programming(..., protocol={...})``. With ``preferences="all"`` the engineers' rows are the cosine of their
+``run_programming(..., protocol={...})``; what the PM's prompt shows (``pm_feedback``, ``pm_cites``) can only be
+seen so (:func:`run_prompt_readings`). With ``preferences="all"`` the engineers' rows are the cosine of their
 recorded "Belief:" line against the PM's instruction and each other engineer's action (Appendix A's extension),
 as the recorded runs hold no engineer self-evaluation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -20,10 +21,11 @@ import numpy as np
 import pandas as pd
 
 from tomlib.coalition import cosine_alignment, ftm
-from tomlib.experiments.coalition_programming import Runs, model_label, pass_at_1
+from tomlib.experiments.coalition_programming import Runs, model_label, pass_at_1, run_programming
 from tomlib.programming import (
     Episode,
     RoundResult,
+    TeamConfig,
     score_matrix,
     team_algorithm1,
     team_answer,
@@ -158,3 +160,48 @@ def plot_replay(summary: pd.DataFrame) -> Any:
     fig.suptitle("The protocol's readings replayed on the recorded scores")
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
+
+
+PROMPT_READINGS: dict[str, dict[str, str]] = {
+    "pm_feedback=actions": {"pm_feedback": "actions"},
+    "pm_cites=all": {"pm_cites": "all"},
+}
+"""The readings of what the PM's prompt shows, by label: each needs runs of its own (it changes every later call)."""
+
+
+async def run_prompt_readings(
+    configs: Sequence[TeamConfig],
+    table: Callable[[Runs], pd.DataFrame],
+    *,
+    protocol: Mapping[str, str],
+    **run: Any,
+) -> pd.DataFrame:
+    """Run ``configs`` again under each prompt reading the notebook's ``protocol`` does not set already (``pm_cites``
+    only with matching), and return ``table`` of each run, labelled by ``reading``; the tables write their units, so
+    the claims are judged under these readings too. ``run`` goes to :func:`run_programming`."""
+    frames = []
+    for label, change in PROMPT_READINGS.items():
+        if all(protocol.get(k) == v for k, v in change.items()):
+            continue
+        chosen = [c for c in configs if c.matching] if "pm_cites" in change else list(configs)
+        if not chosen:
+            continue
+        runs = await run_programming(chosen, protocol={**protocol, **change}, **run)
+        frames.append(table(runs).assign(reading=label))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def prompt_wide(ours: pd.DataFrame, others: pd.DataFrame) -> pd.DataFrame:
+    """A table's values under our prompt reading beside each other one: rows are the table's cells, columns the
+    readings (with the paper's value first)."""
+    both = pd.concat([ours.assign(reading="ours"), others], ignore_index=True)
+    keys = [
+        c for c in ("model", "benchmark", "method", "tom_order", "pm_tom", "eng_tom", "matching", "round", "metric")
+    ]
+    keys = [c for c in keys if c in both.columns]
+    both["value"] = pd.to_numeric(both["value"], errors="coerce")
+    wide = both.pivot_table(index=keys, columns="reading", values="value", sort=False)
+    paper = ours.set_index(keys)["paper_value"] if "paper_value" in ours.columns else None
+    if paper is not None:
+        wide.insert(0, "paper", pd.to_numeric(paper, errors="coerce").groupby(level=keys, sort=False).first())
+    return wide[[c for c in ["paper", "ours", *PROMPT_READINGS] if c in wide.columns]]

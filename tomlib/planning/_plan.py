@@ -251,12 +251,7 @@ def plan_claim(
     pilot = find_pilot(claim, folders, units)
     if pilot is None:
         where = ", ".join(str(f) for f in folders)
-        return ClaimPlan(
-            claim,
-            "no pilot",
-            f"no run in {where} holds its conditions at known parameters; run its notebooks once at small n "
-            "(e.g. python -m tomlib run --profile sim --results results/sim) and pass --pilot results/sim",
-        )
+        return ClaimPlan(claim, "no pilot", f"no run in {where} shows its conditions at known sizes")
     sd, base, sd_from = spread(claim, model, folders, units)
     judged = judge_claim(claim, units[pilot.folder], pilot.source)
     assert judged is not None  # find_pilot judged it
@@ -265,7 +260,9 @@ def plan_claim(
     if need is None:
         return ClaimPlan(claim, "no effect", "no spread to plan with", pilot=pilot, sd=sd, sd_from=sd_from)
     params, reach = scale(pilot, need, ceilings)
-    est = sum((NOTEBOOKS[s].cost(model, {**pilot.params[s], **p}) for s, p in params.items()), Estimate(0, 0, 0, 0.0))
+    est = sum(
+        (NOTEBOOKS[s].cost(model, planned(s, pilot.params[s], p)) for s, p in params.items()), Estimate(0, 0, 0, 0.0)
+    )
     if reach < need:
         got = power_at(
             claim,
@@ -384,15 +381,14 @@ def make_plan(
                 if ran:
                     have = [x for x in str(book.get(name, "")).split(",") if x]
                     book[name] = ",".join(dict.fromkeys([*have, *str(ran).split(",")]))
-    estimates = {s: NOTEBOOKS[s].cost(model, {**_base(lines, s), **p}) for s, p in notebooks.items()}
+    estimates = {s: NOTEBOOKS[s].cost(model, {**defaults(s), **p}) for s, p in notebooks.items()}
     return Plan(model, power, alpha, family, lines, notebooks, estimates, full_profile(model, sorted(stems)))
 
 
-def _base(lines: Sequence[ClaimPlan], stem: str) -> dict[str, Any]:
-    for line in lines:
-        if line.pilot is not None and stem in line.pilot.params:
-            return dict(line.pilot.params[stem])
-    return {}
+def planned(stem: str, pilot: dict[str, Any], sizes: dict[str, int]) -> dict[str, Any]:
+    """What a planned profile runs: the notebook's defaults (one seed: seeds add no units of analysis, which
+    average their rounds and seeds), the conditions its pilot played, and the sizes."""
+    return {**defaults(stem), **{k: pilot[k] for k in LIST_PARAMS if pilot.get(k)}, **sizes}
 
 
 def full_params(stem: str) -> dict[str, Any]:

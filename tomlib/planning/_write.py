@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from tomlib.planning._plan import Plan
+from tomlib.planning._plan import RUN, Plan
 
 
 def _money(usd: float | None) -> str:
@@ -63,6 +63,12 @@ def plan_lines(plan: Plan) -> list[str]:
     if len(rest):
         out += ["", "Not planned:"]
         out += [f"  {r['claim']}: {r['status']} ({r['why']})" for _, r in rest.iterrows()]
+        if (rest["status"] == "no pilot").any():
+            out.append(
+                "  A pilot shows how many units each size gives: run the claims' notebooks once at small sizes, e.g. "
+                "on the simulated model (python -m tomlib run --profile sim --results results/sim), then plan with "
+                "--pilot results/sim."
+            )
     total, full = plan.total, plan.full_total
     out.append("")
     for stem, est in plan.estimates.items():
@@ -98,6 +104,7 @@ def write_profile(plan: Plan, path: str | os.PathLike[str], spec: str) -> Path:
         "parameters": {"llm_mode": "auto"},
         "notebooks": {stem: dict(p) for stem, p in plan.notebooks.items()},
         "skip": [s for s in every if s not in plan.notebooks],
+        "claims": [c.claim.claim_id for c in plan.claims if c.status in RUN],
     }
     if usd:
         body["budget"] = {"max_usd": round(usd * 1.25 + 0.005, 2)}

@@ -353,6 +353,19 @@ RUN_NOT_REPRODUCED = (
 )
 
 
+def _waves_part(root: Path) -> tuple[list[str], list[str]]:
+    """What a run with ``--stop-when-decided`` decided per notebook and did not spend (``results/waves.json``)."""
+    path = root / "waves.json"
+    if not path.exists():
+        return [], []
+    got = json.loads(path.read_text(encoding="utf-8"))
+    lines = [str(v["line"]) for k, v in got.items() if not k.startswith("_") and isinstance(v, dict) and "line" in v]
+    head = f"Stopped when decided ({got.get('_method', 'anytime-valid confidence sequences')}):"
+    md = ["", head, "", *[f"- {line}" for line in lines], ""]
+    hs = [f"<p>{_inline_html(head)}</p><ul>", *[f"<li>{_inline_html(line)}</li>" for line in lines], "</ul>"]
+    return md, hs
+
+
 def build_report(results: str | os.PathLike[str] | None = None) -> Path:
     """Write REPORT.md and REPORT.html under ``results`` and return the markdown path."""
     root = results_dir(results)
@@ -418,6 +431,9 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
             + "</li>"
         )
     hs.append("</ul>")
+    waves_md, waves_html = _waves_part(root)
+    md += waves_md
+    hs += waves_html
 
     for paper in papers:
         title = PAPERS.get(paper.paper_id, paper.paper_id)

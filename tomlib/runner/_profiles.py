@@ -42,6 +42,17 @@ class Profile(BaseModel):
         description="How generated code runs: `isolated` (the default: only where it can be isolated) or "
         "`rlimits-only` (also where it cannot; see tomlib.sandbox). --sandbox and TOMLIB_SANDBOX override it.",
     )
+    stop_when_decided: bool = Field(
+        default=False,
+        description="Run notebooks with size parameters in waves and stop each once every claim it serves is "
+        "decided (anytime-valid confidence sequences; tomlib.planning); --stop-when-decided turns it on for one run.",
+    )
+    waves: int = Field(default=4, ge=1, description="With stop_when_decided: looks, at equal steps up to the sizes.")
+    claims: list[str] = Field(
+        default_factory=list,
+        description="With stop_when_decided: the claims a notebook waits for (empty: every claim it serves); "
+        "`python -m tomlib plan` writes the ones it planned.",
+    )
     budget: Budget | None = Field(
         default=None,
         description="Limit on the live calls of the whole run (`max_usd`, `max_tokens`); the command line's "
