@@ -26,6 +26,8 @@ import pandas as pd
 
 from tomlib.claims import PAPERS, Claim, load_claims, read_units
 from tomlib.claims._calibrate import declared_sd
+from tomlib.claims._judge import units_for
+from tomlib.claims._stats import Estimate as Design
 from tomlib.claims._verdict import (
     ACROSS_MODELS,
     across_models,
@@ -59,6 +61,7 @@ class Pilot:
     source: str
     n_units: int
     params: dict[str, dict[str, Any]]  # notebook stem -> the parameters it ran with
+    est: Design = field(repr=False)  # the claim's estimate on these units: its design (pairs, clusters) for power
 
 
 @dataclass
@@ -183,7 +186,7 @@ def find_pilot(claim: Claim, folders: Sequence[Path], units: dict[Path, dict[str
         for source in _sources(first.model_param, params[stems[0]]):  # type: ignore[arg-type]
             judged = judge_claim(claim, units[folder], source)
             if judged is not None and judged.est.n_units > 0:
-                return Pilot(folder, source, judged.est.n_units, params)  # type: ignore[arg-type]
+                return Pilot(folder, source, judged.est.n_units, params, judged.est)  # type: ignore[arg-type]
     return None
 
 
@@ -217,6 +220,11 @@ def spread(
         return None, 0.5, "assumed: a comparison rate of 0.5 (no run of this model or the sim)"
     sd, _ = declared_sd(claim)
     return sd, None, "assumed: the paper's effect taken as half an SD (no SD printed, no run of this model or the sim)"
+
+
+def _stacked(units: dict[str, pd.DataFrame], claims: Sequence[Claim]) -> dict[str, pd.DataFrame]:
+    """A folder's units, with the stacked tables of claims that read several (the engine's ``units_for``)."""
+    return {**units, **units_for(claims, units)}
 
 
 def _is_sim(source: str) -> bool:
@@ -253,9 +261,7 @@ def plan_claim(
         where = ", ".join(str(f) for f in folders)
         return ClaimPlan(claim, "no pilot", f"no run in {where} shows its conditions at known sizes")
     sd, base, sd_from = spread(claim, model, folders, units)
-    judged = judge_claim(claim, units[pilot.folder], pilot.source)
-    assert judged is not None  # find_pilot judged it
-    design = replace(judged.est, sd=sd)
+    design = replace(pilot.est, sd=sd)
     need = units_for_power(claim, design, base, alpha=alpha, power=power)
     if need is None:
         return ClaimPlan(claim, "no effect", "no spread to plan with", pilot=pilot, sd=sd, sd_from=sd_from)
@@ -352,7 +358,7 @@ def make_plan(
     if max_scale <= 0:
         raise UsageError(f"--max-scale must be above 0 (1 is the papers' own scale); got {max_scale}.")
     folders = [Path(p) for p in pilots] or [results_dir()]
-    units = {f: read_units(f) for f in folders}
+    units = {f: _stacked(read_units(f), claims) for f in folders}
     stems = {NOTEBOOK_OF[t] for c in claims for t in c.tables if t in NOTEBOOK_OF}
     family = family_sizes(claims, model, stems)
     limits = ceilings(stems, max_scale)

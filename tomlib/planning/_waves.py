@@ -20,11 +20,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from tomlib.claims import Claim, load_claims, read_units
+from tomlib.claims._judge import units_for
 from tomlib.claims._sequential import sequential_verdict
-from tomlib.claims._verdict import ClaimDataError, across_models, groups
+from tomlib.claims._verdict import ClaimDataError, _both_groups, across_models, groups
 from tomlib.experiments._cost import Estimate
 from tomlib.planning._costs import NOTEBOOKS, resolve
 from tomlib.planning._plan import KNOB_WEIGHT, family_sizes, select_claims
@@ -94,19 +93,16 @@ def judge_served(
     """Each claim's sequential verdict per source (``claim`` or ``claim@source`` with several); claims a source has
     no units for are left out (they do not hold a notebook back). ``scale``: planned over reached units, so each
     sequence is tightest near the planned end."""
-    units = read_units(results)
+    stacked = units_for(claims, read_units(results))
     out: dict[str, str] = {}
     for c in claims:
-        for source in sources:
-            frames = [units[t][units[t]["source"] == source] for t in c.tables if t in units]
-            if not frames:
-                continue
-            table = pd.concat(frames, ignore_index=True)
+        table = stacked.get(c.units)
+        for source in sources if table is not None else ():
             try:
-                frame = groups(c, table)
+                frame = groups(c, table[table["source"] == source])
             except ClaimDataError:  # its queries need columns this source's rows lack: not this run's to judge
                 continue
-            if frame.empty or "A" not in set(frame["group"]) or (c.b and "B" not in set(frame["group"])):
+            if not _both_groups(c, frame):
                 continue
             n_now = max(len(frame), 2)
             verdict, _ = sequential_verdict(c, frame, alpha[c.claim_id.split(".", 1)[0]], int(n_now * scale))
