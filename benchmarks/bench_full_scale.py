@@ -9,9 +9,12 @@ ratio of the two estimates.
 
 Per notebook: calls answered vs the notebook's own pre-run estimate (scaled alike); calls/s vs the ideal
 (concurrency / median latency); the kernel's CPU-ms per answered call (client, agents and notebook, without the
-sandbox's children or the server); the kernel's peak RSS; response-store and run-log sizes; projected wall time at
-full scale on an endpoint with the same latency. Then the largest run log is opened in the explorer, and one notebook
-is killed at about half its calls and rerun: every call answered and stored before the kill is reused.
+sandbox's children or the server); the kernel's peak RSS; response-store and run-log sizes, in MB and in bytes per
+answered call (the logs compressed once the notebook has finished, as ``tomlib run`` leaves them; the log figure
+holds the notebook's formal rows too); projected wall time at full scale on an endpoint with the same latency. The
+last lines give store and log bytes per call over all notebooks, against issue 35's 1,500. Then the largest run log
+is opened in the explorer, and one notebook is killed at about half its calls and rerun: every call answered and
+stored before the kill is reused.
 
 Each multi-model notebook runs its first model only (the others make the same calls again; the projection multiplies
 by the number of models). The formal rows run at ``--formal-episodes`` (not what is timed here).
@@ -39,6 +42,9 @@ from typing import Any
 
 import psutil
 import yaml
+
+from tomlib.trace._index import log_in
+from tomlib.trace._runs import compress_finished
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "simbench"
@@ -244,7 +250,9 @@ def main() -> None:
         "TOMLIB_ESTIMATES": str(estimates),
         "TOMLIB_SPEND_TO_BUDGET": "1",
         "PYTHONPATH": str(ROOT),
+        "TOMLIB_TRANSCRIPTS": str(work / "no-transcripts"),  # each store holds this run's calls, not the committed ones
     }
+    (work / "no-transcripts").mkdir()
     ideal = args.concurrency / args.latency if args.latency else float("inf")
     mean_latency = args.latency * math.exp(0.5**2 / 2)
     print(
@@ -254,11 +262,12 @@ def main() -> None:
     )
     head = (
         f"{'notebook':<27}{'calls':>8}{'est.':>8}{'act/est':>8}{'calls/s':>8}{'%ideal':>7}{'CPU ms':>7}"
-        f"{'RSS MB':>7}{'store MB':>9}{'log MB':>7}{'wall s':>7}{'full calls':>11}{'full h':>7}"
+        f"{'RSS MB':>7}{'store MB':>9}{'log MB':>7}{'B/call':>7}{'wall s':>7}{'full calls':>11}{'full h':>7}"
     )
     print(head)
     largest: tuple[int, str] = (0, "")
     total_calls = total_hours = 0.0
+    sizes = {"calls": 0, "store": 0, "log": 0}
     for nb in chosen:
         full_params = profile["notebooks"][nb]
         params = scaled(full_params, args.fraction, args.formal_episodes)
@@ -278,7 +287,12 @@ def main() -> None:
         calls = s["ok"]
         span = (s["last"] - s["first"]) if s["first"] else 0.0
         rate = calls / span if span else 0.0
+        compress_finished(list((res / "runs").glob("*")))  # as the runner does once a notebook has finished
         logs = size(res / "runs")
+        stored_bytes = size(work / "store" / f"{nb}.sqlite") + size(work / "store" / f"{nb}.sqlite-wal")
+        sizes["calls"] += calls
+        sizes["store"] += stored_bytes
+        sizes["log"] += logs
         if logs > largest[0]:
             largest = (logs, str(res))
         full_calls = calls * full_est / est if est else float("nan")
@@ -288,18 +302,26 @@ def main() -> None:
         print(
             f"{nb:<27}{calls:>8,}{est:>8,}{(calls / est if est else float('nan')):>8.2f}{rate:>8.1f}"
             f"{100 * rate / ideal:>6.0f}%{1000 * got['cpu_s'] / max(calls, 1):>7.1f}{got['peak_rss'] / 2**20:>7.0f}"
-            f"{size(work / 'store' / f'{nb}.sqlite') / 2**20:>9.1f}{logs / 2**20:>7.1f}{got['seconds']:>7.0f}"
+            f"{stored_bytes / 2**20:>9.1f}{logs / 2**20:>7.1f}{(stored_bytes + logs) / max(calls, 1):>7,.0f}"
+            f"{got['seconds']:>7.0f}"
             f"{full_calls:>11,.0f}{full_h:>7.1f}" + ("" if got["ok"] else "  FAILED")
         )
         if not got["ok"]:
             print("\n".join(got["log"].splitlines()[-15:]))
     print(f"projected full profile (every model): {total_calls:,.0f} calls, {total_hours:.1f} h at these rates")
+    if sizes["calls"]:
+        per = {k: sizes[k] / sizes["calls"] for k in ("store", "log")}
+        print(
+            f"storage per model call: store {per['store']:,.0f} B + run log {per['log']:,.0f} B = "
+            f"{per['store'] + per['log']:,.0f} B (issue 35's target: at most 1,500 B) over {sizes['calls']:,} calls; "
+            f"at the projected {total_calls:,.0f} calls: {(per['store'] + per['log']) * total_calls / 2**30:.2f} GB"
+        )
 
     # the explorer on the largest run log: opening it (the index, three episodes drawn), then the summary plot
     if largest[1]:
         from tomlib.widgets import SummaryView, TraceExplorer
 
-        logs = {p.parent.name: p.stat().st_size for p in Path(largest[1], "runs").glob("*/events.jsonl")}
+        logs = {p.name: size(p) for p in Path(largest[1], "runs").glob("*") if log_in(p) is not None}
         biggest = max(logs, key=logs.__getitem__)
         t0 = time.perf_counter()
         explorer = TraceExplorer([biggest], results=largest[1], prerender=3)

@@ -96,6 +96,19 @@ def _cmd_cache(args: argparse.Namespace) -> int:
                 f"  {r['experiment']:<32} {r['model']:<60} {r['responses']:>6} responses "
                 f"{r['prompt_tokens'] + r['completion_tokens']:>9} tokens"
             )
+        size = store.bytes_stored()
+        if size["rows"]:
+            print(
+                f"  {size['file_bytes'] / 2**20:.1f} MB on disk, {size['file_bytes'] / size['rows']:,.0f} bytes a "
+                f"response (request {size['request_bytes'] / size['rows']:,.0f} and reply "
+                f"{size['response_bytes'] / size['rows']:,.0f} as stored)"
+            )
+    elif args.action == "compact":
+        done = store.compact(train_new=args.train, progress=True)
+        print(
+            f"compacted {store.path}: {done['rewritten']:,} of {done['rows']:,} responses rewritten; "
+            f"{done['bytes_before'] / 2**20:.1f} MB -> {done['bytes_after'] / 2**20:.1f} MB"
+        )
     elif args.action == "export":
         if not args.out:
             print("cache export needs --out FILE.jsonl.gz", file=sys.stderr)
@@ -371,14 +384,25 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
     _budget_args(sw)
     sw.set_defaults(func=_cmd_sweep)
 
-    ca = sub.add_parser("cache", help="the response store: stats | export | import | prune")
-    ca.add_argument("action", choices=["stats", "export", "import", "prune"])
+    ca = sub.add_parser("cache", help="the response store: stats | export | import | prune | compact")
+    ca.add_argument(
+        "action",
+        choices=["stats", "export", "import", "prune", "compact"],
+        help="compact: rewrite every response in the current encoding (stores made by older versions shrink about "
+        "5x) and give the space back",
+    )
     ca.add_argument("files", nargs="*", help="transcripts to import")
     ca.add_argument("--store", default=None, help="store path (default: .tomlib/responses.sqlite)")
     ca.add_argument("--out", default=None, help="export: output .jsonl.gz (e.g. data/transcripts/x.jsonl.gz)")
     ca.add_argument("--experiment", default=None, help="only this experiment (and its sub-experiments)")
     ca.add_argument("--model", default=None, help="only this served model id")
     ca.add_argument("--older-than", type=float, default=None, help="prune: days")
+    ca.add_argument(
+        "--train",
+        action="store_true",
+        help="compact: first train a compression dictionary per paper on this store's own calls (worth it for "
+        "models whose replies differ from the committed transcripts')",
+    )
     ca.add_argument(
         "--used-in", default=None, help="export: only responses the run logs under this results folder asked for"
     )

@@ -62,6 +62,13 @@ def store_path() -> Path:
     return Path(env).resolve() if env else project_root() / ".tomlib" / "responses.sqlite"
 
 
+def cache_dir() -> Path:
+    """Derived data worth keeping between processes, such as the solved exact kitchen model (``TOMLIB_CACHE``
+    overrides). Only a cache: anything in it can be deleted, and readers rebuild what is missing or unreadable."""
+    env = os.environ.get("TOMLIB_CACHE")
+    return Path(env).resolve() if env else project_root() / ".tomlib" / "cache"
+
+
 def webdeps_dir() -> Path:
     """require.js and the widget renderer, fetched by ``./reproduce.sh`` (``TOMLIB_WEBDEPS`` overrides)."""
     env = os.environ.get("TOMLIB_WEBDEPS")

@@ -103,3 +103,15 @@ def test_self_play_kitchens_reward_the_delivery_end_the_episode_and_truncate_at_
     assert ends[0][0] == 0.0 and ends[0][1]["TimeLimit.truncated"] is True and ends[0][1]["time"] == 100
     assert ends[1][0] == DELIVERY_REWARD and ends[1][1]["TimeLimit.truncated"] is False and ends[1][1]["time"] < 100
     assert len(ends[0][1]["terminal_observation"]) == kitchens.obs_dim  # type: ignore[arg-type]
+
+
+def test_kept_policy_answers_are_the_policy_on_the_features(game, population) -> None:  # type: ignore[no-untyped-def]
+    from tomlib.agents.ppo import policy_probabilities
+
+    rng, s = random.Random(3), game.reset(0)
+    for _ in range(40):
+        for m in population.members:
+            for player in (0, 1):
+                got = policy_probabilities(game, s, m, player)
+                assert np.array_equal(got, m.probabilities(features(game, s)[player])) and not got.flags.writeable
+        s = game.step(s, (rng.choice(game.legal_actions(s, 0)), rng.choice(game.legal_actions(s, 1))))

@@ -58,3 +58,23 @@ def test_order_out_of_range_is_refused() -> None:
     g = load_game("matrix(memory=1)")
     with pytest.raises(ValueError, match="between 0 and"):
         tom_action(g, g.reset(), 0, 9, random.Random(0))
+
+
+@pytest.mark.parametrize(
+    "spec", ["overcooked(prefer=own-then-stay)", "grid(layout=game2)", "matrix(memory=n,actions=3)"]
+)
+def test_best_responses_kept_per_decision_key_are_a_fresh_computation(spec: str) -> None:
+    from tomlib.tom import joint
+
+    g, rng = load_game(spec), random.Random(0)
+    for _ in range(3):  # the later episodes meet states the earlier ones left in the memo
+        s = g.reset()
+        while not g.is_terminal(s):
+            for player in (0, 1):
+                legal = g.legal_actions(s, player)
+                for partner in g.legal_actions(s, 1 - player):
+                    joints = [joint(player, a, partner) for a in legal]
+                    keyed = [(g.joint_value(s, j), g.preference(s, j, player)) for j in joints]
+                    want = tuple(a for a, k in zip(legal, keyed, strict=True) if k == max(keyed))
+                    assert best_responses(g, s, player, partner) == want
+            s = g.step(s, (rng.choice(g.legal_actions(s, 0)), rng.choice(g.legal_actions(s, 1))))

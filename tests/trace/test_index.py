@@ -102,3 +102,28 @@ def test_a_compressed_log_reads_the_same_and_a_rerun_appends_to_it(isolated: Pat
     assert plain.exists() and not gz.exists()
     assert read_index(plain).episodes[("c9", 0)].score == {"metric": "points", "value": 9.0}
     assert len(load_runs(run_ids=["rz"])) == len(before) + 2  # its run_start and the new score
+
+
+def test_a_compressed_logs_index_is_compressed_and_an_old_index_still_reads(isolated: Path) -> None:
+    import gzip
+
+    import orjson
+
+    from tomlib.trace._index import compress_log
+
+    write_run("rv", episodes=4, steps=30)
+    plain = isolated / "results" / "runs" / "rv" / "events.jsonl"
+    saved = plain.with_name(INDEX_NAME)
+    plain_size = saved.stat().st_size
+    expected = read_index(plain)
+    gz = compress_log(plain)
+    assert saved.read_bytes()[:2] == b"\x1f\x8b" and saved.stat().st_size < plain_size / 3
+    assert read_index(gz).episodes == expected.episodes
+    doc = orjson.loads(gzip.decompress(saved.read_bytes()))  # as version 1 wrote it: absolute offsets, plain JSON
+    doc["version"] = 1
+    doc["episodes"] = [
+        [c, e, list(ep.offsets), *rest]
+        for (c, e, _, *rest), ep in zip(doc["episodes"], expected.episodes.values(), strict=True)
+    ]
+    saved.write_bytes(orjson.dumps(doc))
+    assert read_index(gz).episodes == expected.episodes

@@ -15,10 +15,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import user
+from tomlib.llm import recorded_exchange
 from tomlib.trace import REDACTED, RunLog, load_runs, payload_frame
 from tomlib.trace._log import FLUSH_INTERVAL_S, dumps
 from tomlib.trace._runs import compress_finished
 from tomlib.widgets import Trace
+from tomlib.widgets._trace import exchange
 
 
 def test_events_reach_the_file_within_the_flush_interval_and_load_as_a_tidy_frame(isolated: Path) -> None:
@@ -82,7 +84,10 @@ def test_planted_key_is_redacted_everywhere(
     assert raw.count(REDACTED) >= 5
     df = load_runs(run_ids=["rk"])
     call = payload_frame(df, "llm_call").iloc[0]
-    assert REDACTED in call["messages"][-1]["content"]
+    assert "messages" not in call and "reply" not in call  # the log points to the store, which holds the exchange
+    exchange = recorded_exchange(call["key"], call["store"])
+    assert exchange is not None and REDACTED in exchange["messages"][-1]["content"]
+    assert planted not in json.dumps(exchange)
 
 
 def test_a_line_cut_by_a_kill_is_skipped_with_a_warning(isolated: Path) -> None:
@@ -127,7 +132,7 @@ def test_a_truncated_compressed_log_is_skipped_with_a_warning_and_other_experime
         assert load_runs(experiment="adaptive_tom.table2", episodes=[("c", 1)]).empty
 
 
-def test_llm_call_event_holds_the_exchange(isolated: Path, make_model, server) -> None:  # type: ignore[no-untyped-def]
+def test_llm_call_event_points_to_the_exchange_in_the_store(isolated: Path, make_model, server) -> None:  # type: ignore[no-untyped-def]
     m = make_model()
     with RunLog("x", run_id="rx") as log:
         log.observe(m)
@@ -139,11 +144,15 @@ def test_llm_call_event_holds_the_exchange(isolated: Path, make_model, server) -
     assert len(calls) == 2
     first = calls.iloc[0]
     assert (first["condition"], first["episode"], first["step"], first["agent"]) == ("c", 1, 4, "p2")
-    assert first["messages"] == user("hi") and first["reply"] == "fake reply to: hi"
+    assert "messages" not in calls and "reply" not in calls  # not copied: the store has them under the key
+    shown = exchange(first.dropna().to_dict())
+    assert shown["messages"] == user("hi") and shown["reply"] == "fake reply to: hi"
     assert first["prompt_tokens"] > 0 and first["latency_s"] >= 0
     assert list(calls["cache"]) == ["miss", "hit"]
     assert first["purpose"] == "decide"
-    json.dumps(first["messages"])
+    json.dumps(shown["messages"])
+    moved = exchange({**first.dropna().to_dict(), "store": str(isolated / "elsewhere.sqlite"), "key": "0" * 64})
+    assert moved["messages"] == [] and "cache import" in moved["missing"]  # a log without its store says so
 
 
 KILLED = """
@@ -176,3 +185,24 @@ def test_serialization_keeps_what_json_kept() -> None:
     # a lone surrogate falls back to json's escape instead of failing the write
     assert json.loads(dumps({"e": "\ud800 lone", "f": 1}))["f"] == 1
     assert json.loads(dumps({"n": float("nan")}))["n"] is None  # strict JSON: NaN is written as null
+
+
+def test_detail_episodes_keeps_every_step_of_the_first_episodes_and_the_outcome_of_the_rest(isolated: Path) -> None:
+    with RunLog("formal", run_id="rd", detail_episodes=2) as log:
+        for ep in range(4):
+            for step in range(3):
+                log.event("env_state", {"state": f"s{step}", "game": "g", "agents": ["a", "b"]}, episode=ep, step=step)
+                log.event("prediction", {"levels": []}, episode=ep, step=step, agent="p1")
+                log.event("action", {"action": "x"}, episode=ep, step=step, agent="p1")
+                log.event("expert_weights", {"probabilities": [1.0]}, episode=ep, step=step, agent="p1")
+            log.event("score", {"metric": "time", "value": 3.0, "steps": 3}, episode=ep, step=3)
+    df = load_runs(run_ids=["rd"])
+    assert df["payload"].iloc[0]["detail_episodes"] == 2  # the run says what it left out
+    kinds = df.groupby("episode")["kind"].apply(list)
+    assert kinds[0] == kinds[1] and kinds[0].count("action") == 3
+    for ep in (2, 3):  # the first state (the summary's), what tables read, and the outcome
+        assert kinds[ep] == ["env_state", "expert_weights", "expert_weights", "expert_weights", "score"]
+    trace = Trace.from_runs(["rd"])
+    ref = trace.refs("rd", "")[3]
+    view = trace.step(ref, trace.steps(ref)[0])
+    assert "were not logged" in view.note and "were not logged" not in trace.step(trace.refs("rd", "")[0], 0).note

@@ -43,6 +43,8 @@ class Agent(abc.ABC):
     """A player. ``start_episode`` is called before the first step of every episode."""
 
     name: str = "agent"
+    immediate: bool = False
+    """``act`` never waits (no model call): an episode of two such agents runs them in turn, without tasks."""
 
     def start_episode(
         self, game: Game, player: int, rng: random.Random, emit: Emit = no_emit, site: Site | None = None

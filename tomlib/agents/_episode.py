@@ -60,8 +60,12 @@ async def play_episode(
 
     env_emit("env_state", {**picture(state), "game": game.spec(), "agents": [a.name for a in agents]})
     actions: list[tuple[str, str]] = []
+    at_once = agents[0].immediate and agents[1].immediate  # in turn, as the tasks of a gather would run them
     while not game.is_terminal(state):
-        d0, d1 = await asyncio.gather(agents[0].act(state), agents[1].act(state))
+        if at_once:
+            d0, d1 = await agents[0].act(state), await agents[1].act(state)
+        else:
+            d0, d1 = await asyncio.gather(agents[0].act(state), agents[1].act(state))
         joint = (d0.action, d1.action)
         nxt = game.step(state, joint)
         for p, (agent, d) in enumerate(zip(agents, (d0, d1), strict=True)):

@@ -68,6 +68,7 @@ class AdaptiveToMAgent(Agent):
                 "LLM experts predict by drawing (expert_prediction='draw')"
             )
         self.expert_prediction = expert_prediction
+        self.immediate = isinstance(self.predictor, FormalPredictor) and isinstance(self.responder, FormalResponder)
         self._laws: list[dict[str, float]] | None = None
         self.name = f"A-ToM ({'FTL' if algorithm == 'ftl' else 'Hedge'})"
 

@@ -18,6 +18,8 @@ class FormalToMAgent(Agent):
     is :func:`tomlib.tom.tie_stream`'s (``independent`` draws, or a ``shared`` default with independent draws at
     probability ``tie_epsilon``)."""
 
+    immediate = True
+
     def __init__(self, order: int, tie_break: TieBreak = "independent", tie_epsilon: float = 0.0):
         tie_stream(random.Random(), tie_break, tie_epsilon)  # checks both now, not at the first episode
         self.order = int(order)

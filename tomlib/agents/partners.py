@@ -26,6 +26,7 @@ class GreedyAgent(Agent):
     """overcooked-ai's Greedy planning agent, on any game that exposes an overcooked-ai ``planner``."""
 
     name = "Greedy"
+    immediate = True
 
     def start_episode(
         self, game: Game, player: int, rng: random.Random, emit: Emit = no_emit, site: Site | None = None

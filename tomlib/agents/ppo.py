@@ -27,6 +27,7 @@ import pandas as pd
 
 from tomlib.agents._base import Agent, Decision, Emit, Site, no_emit
 from tomlib.envs import Game
+from tomlib.envs.overcooked import lib_key
 from tomlib.paths import data_dir
 
 SOURCE_SUFFIX = "+ppo:selfplay"
@@ -53,6 +54,24 @@ def features(game: Game, state: Any) -> np.ndarray:
     holds, where the nearest onion/dish/pot/window is, the pot's contents, the partner's relative position), the
     same function training used."""
     return np.asarray(game.mdp.featurize_state(state.lib, game.planner), dtype=np.float32)  # type: ignore[attr-defined]
+
+
+def policy_probabilities(game: Game, state: Any, policy: Policy, player: int) -> np.ndarray:
+    """``policy``'s action distribution for ``player`` in ``state`` (:func:`features`; read-only), kept per game and
+    :func:`tomlib.envs.overcooked.lib_key`: a partner meets the same kitchen state in many steps and episodes."""
+    seen = game.__dict__.setdefault("_ppo_features", {})
+    memo = game.__dict__.setdefault("_ppo_probabilities", {})
+    state_key = lib_key(state.lib)
+    key = (id(policy), player, state_key)
+    got = memo.get(key)
+    if got is None or got[0] is not policy:  # the policy is kept with its answer, so its id is never reused
+        obs = seen.get(state_key)
+        if obs is None:
+            obs = seen[state_key] = features(game, state)
+        probs = policy.probabilities(obs[player])
+        probs.setflags(write=False)
+        got = memo[key] = (policy, probs)
+    return got[1]
 
 
 def action_names(game: Game) -> tuple[str, ...]:
@@ -161,6 +180,7 @@ class PPOPartner(Agent):
     """
 
     name = "PPO self-play"
+    immediate = True
 
     def __init__(self, population: Population | None = None, member: int | None = None, deterministic: bool = False):
         self.population = population
@@ -181,7 +201,7 @@ class PPOPartner(Agent):
         self.names = tuple(self.population.meta["actions"])  # checked against the game when loaded
 
     async def act(self, state: Any) -> Decision:
-        probs = self.policy.probabilities(features(self.game, state)[self.player])
+        probs = policy_probabilities(self.game, state, self.policy, self.player)
         if self.deterministic:
             k = int(np.argmax(probs))
         else:

@@ -16,6 +16,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from tomlib.claims._registry import Claim
@@ -94,7 +95,8 @@ def norm(values: pd.Series) -> pd.Series:
             return str(x)
         return f"{f:g}" if math.isfinite(f) else str(x)
 
-    return values.map(one)
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)  # each distinct value formatted once
+    return pd.Series(np.array([one(u) for u in uniques], dtype=object)[codes], index=values.index, name=values.name)
 
 
 def is_default(table: pd.DataFrame, reading: Reading) -> pd.Series:

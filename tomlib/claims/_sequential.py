@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from tomlib.claims._registry import Claim
+from tomlib.claims._stats import joined
 
 
 class NeedsConfseq(ImportError):
@@ -137,7 +138,7 @@ def first_units(claim: Claim, frame: pd.DataFrame, n: int) -> pd.DataFrame:
     def first(rows: pd.DataFrame, key: list[str], k: int) -> pd.DataFrame:
         if not key:
             return rows.head(k)
-        ids = rows[key].astype(str).agg("|".join, axis=1)
+        ids = joined(rows, key)
         return rows[ids.isin(list(dict.fromkeys(ids))[:k])]
 
     if cols["pair_on"]:

@@ -121,13 +121,23 @@ def paired(frame: pd.DataFrame, pair_on: list[str]) -> Estimate:
     return est
 
 
+def joined(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """Each row's values of ``columns`` as text joined by ``|`` (a stratum or cluster id), column by column rather
+    than row by row (what ``agg("|".join, axis=1)`` gives, a hundred times faster on a units table)."""
+    text = frame[columns].astype(str)
+    out = text[columns[0]]
+    for c in columns[1:]:
+        out = out + "|" + text[c]
+    return out
+
+
 def stratified(frame: pd.DataFrame, strata: list[str], cluster_on: list[str]) -> Estimate:
     """The equal-weight mean over strata of the A - B difference, as a contrast of an OLS fit with a mean per stratum
     and condition; cluster-robust errors when units share a cluster, HC3 otherwise."""
     import statsmodels.formula.api as smf
 
     df = frame.copy()
-    df["_stratum"] = df[strata].astype(str).agg("|".join, axis=1) if strata else "all"
+    df["_stratum"] = joined(df, strata) if strata else "all"
     counts = df.groupby(["_stratum", "group"]).size().unstack("group").reindex(columns=["A", "B"]).fillna(0)
     usable = counts[(counts["A"] >= 2) & (counts["B"] >= 2)].index  # a spread needs two units a condition
     df = df[df["_stratum"].isin(usable)]
@@ -151,7 +161,7 @@ def stratified(frame: pd.DataFrame, strata: list[str], cluster_on: list[str]) ->
             effect, 0.0, math.inf, len(df), label + " (no variation)", sd=0.0, exact={"separation": _separation(sizes)}
         )
     if cluster_on:
-        df["_cluster"] = df[cluster_on].astype(str).agg("|".join, axis=1)
+        df["_cluster"] = joined(df, cluster_on)
         per_group = df.groupby("group")["_cluster"].nunique()
         if per_group.reindex(["A", "B"]).fillna(0).min() < 2:
             return Estimate(math.nan, math.nan, math.nan, int(per_group.sum()), "fewer than 2 clusters a condition")

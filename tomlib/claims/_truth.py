@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from tomlib.claims._registry import Claim
+from tomlib.claims._stats import joined
 from tomlib.claims._units import EXPECTED
 
 TOLERANCE = 1e-9  # expected values are exact up to float rounding
@@ -41,7 +42,7 @@ def point_effect(claim: Claim, frame: pd.DataFrame, column: str = EXPECTED) -> f
         return float((means["A"] - means["B"]).mean()) if len(means) and {"A", "B"} <= set(means) else math.nan
     if cols["strata"] or cols["cluster_on"]:
         strata = cols["strata"]
-        key = frame[strata].astype(str).agg("|".join, axis=1) if strata else pd.Series("all", index=frame.index)
+        key = joined(frame, strata) if strata else pd.Series("all", index=frame.index)
         diffs = []
         for _, part in frame.groupby(key):
             ga, gb = part[part["group"] == "A"], part[part["group"] == "B"]

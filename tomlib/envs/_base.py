@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -87,6 +87,12 @@ class Game(abc.ABC):
     def environment_actions(self, state: Any, player: int) -> tuple[str, ...]:
         """What a ToM-0 agent assumes ``player`` does when it treats it as part of the environment (eq. 3):
         repeat its last choice, or stay where it is. Several when the assumption is ambiguous (a tie)."""
+
+    def decision_key(self, state: Any) -> Hashable | None:
+        """A value such that ``legal_actions``, ``joint_value`` and ``preference`` depend on ``state`` only through it,
+        so what is computed from them (a best response) holds for every state with the same key; None (the default)
+        when the game gives none."""
+        return None
 
     def preference(self, state: Any, joint: Sequence[str], player: int) -> tuple[float, ...]:
         """Secondary criteria among joint actions of equal value, from ``player``'s side (higher first); none by

@@ -17,10 +17,15 @@ over a transition table held in numpy.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import itertools
+import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -145,23 +150,102 @@ def steps_to_delivery(nxt: np.ndarray) -> np.ndarray:
         value = best
 
 
+def _solo(nxt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`solo_steps` from the transition table."""
+    stay = ACTIONS.index("stay")
+    alone = (
+        [a * len(ACTIONS) + stay for a in range(len(ACTIONS))],  # cook 0 moves, cook 1 stays
+        [stay * len(ACTIONS) + a for a in range(len(ACTIONS))],
+    )
+    return steps_to_delivery(nxt[:, alone[0]]), steps_to_delivery(nxt[:, alone[1]])
+
+
+_ARRAYS = ("states", "nxt", "value", "solo0", "solo1")
+
+
+def _cache_path(grid: tuple[str, ...], start: State, cook_time: int) -> Path | None:
+    """The cache file of a solved kitchen: named by a hash of the layout, start and cook time and of this module's
+    source, so a change to the model is never answered from an old file. None when the source cannot be read."""
+    from tomlib.paths import cache_dir
+
+    try:
+        source = Path(__file__).read_bytes()
+    except OSError:
+        return None
+    digest = hashlib.sha256(repr((tuple(grid), tuple(start), int(cook_time))).encode() + b"\0" + source)
+    return cache_dir() / f"kitchen-{digest.hexdigest()[:32]}.npz"
+
+
+def _load(path: Path, start: State) -> tuple[dict[State, int], np.ndarray, np.ndarray, tuple[np.ndarray, ...]] | None:
+    """A solved kitchen from ``path``; None when it is missing, partial or does not fit ``start``."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            states, nxt, value, solo0, solo1 = (z[name] for name in _ARRAYS)
+    except Exception:  # missing, truncated, not an npz, a key missing: solve again
+        return None
+    n = len(states)
+    if (
+        n == 0
+        or states.shape != (n, len(start))
+        or nxt.shape != (n, len(ACTIONS) ** 2)
+        or any(a.shape != (n,) for a in (value, solo0, solo1))
+        or tuple(states[0].tolist()) != tuple(start)
+    ):
+        return None
+    index = dict(zip(map(tuple, states.tolist()), range(n), strict=True))
+    if len(index) != n:
+        return None
+    return index, nxt.astype(np.int32, copy=False), value, (solo0, solo1)  # type: ignore[return-value]
+
+
+def _store(
+    path: Path, index: dict[State, int], nxt: np.ndarray, value: np.ndarray, solo: tuple[np.ndarray, ...]
+) -> None:
+    """Write a solved kitchen to ``path`` whole or not at all (a temporary file, then an atomic rename), so parallel
+    readers never see half a file; a cache folder that cannot be written is skipped silently."""
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp", delete=False) as f:
+            tmp = f.name
+            states = np.array(list(index), dtype=np.int32)
+            np.savez(f, states=states, nxt=nxt, value=value, solo0=solo[0], solo1=solo[1])
+        os.replace(tmp, path)
+    except OSError:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
 @functools.lru_cache(maxsize=4)
 def _solved(
     grid: tuple[str, ...], start: State, cook_time: int
-) -> tuple[Kitchen, dict[State, int], np.ndarray, np.ndarray]:
+) -> tuple[Kitchen, dict[State, int], np.ndarray, np.ndarray, tuple[np.ndarray, ...] | None]:
+    """The kitchen, its index, transition table, V* and (when read from or written to the disk cache) the solo
+    steps: from the cache when it holds them, else solved and cached."""
     kitchen = Kitchen(grid, start, cook_time)
+    path = _cache_path(grid, start, cook_time)
+    got = _load(path, start) if path is not None else None
+    if got is not None:
+        index, nxt, value, solo = got
+        return kitchen, index, nxt, value, solo
     index, nxt, value = solve(kitchen)
-    return kitchen, index, nxt, value
+    solo = None
+    if path is not None:
+        solo = _solo(nxt)
+        _store(path, index, nxt, value, solo)
+    return kitchen, index, nxt, value, solo
 
 
 def solved(grid: tuple[str, ...], start: State, cook_time: int) -> tuple[Kitchen, dict[State, int], np.ndarray]:
-    """The kitchen, its state index and V*, solved once per process for a layout, start and cook time."""
-    kitchen, index, _, value = _solved(grid, start, cook_time)
+    """The kitchen, its state index and V*, solved once for a layout, start and cook time and kept on disk
+    (:func:`tomlib.paths.cache_dir`), so other processes read it instead of solving it again."""
+    kitchen, index, _, value, _ = _solved(grid, start, cook_time)
     return kitchen, index, value
 
 
 def transitions(grid: tuple[str, ...], start: State, cook_time: int) -> np.ndarray:
-    """The transition table of :func:`solve` for a layout, start and cook time (solved once per process)."""
+    """The transition table of :func:`solve` for a layout, start and cook time (solved once, see :func:`solved`)."""
     return _solved(grid, start, cook_time)[2]
 
 
@@ -169,10 +253,5 @@ def transitions(grid: tuple[str, ...], start: State, cook_time: int) -> np.ndarr
 def solo_steps(grid: tuple[str, ...], start: State, cook_time: int) -> tuple[np.ndarray, np.ndarray]:
     """Per cook, the fewest steps in which it alone delivers the soup from each state, its partner standing still
     where it is with what it holds (UNREACHABLE where it cannot): a cook's own progress."""
-    _, _, nxt, _ = _solved(grid, start, cook_time)
-    stay = ACTIONS.index("stay")
-    alone = (
-        [a * len(ACTIONS) + stay for a in range(len(ACTIONS))],  # cook 0 moves, cook 1 stays
-        [stay * len(ACTIONS) + a for a in range(len(ACTIONS))],
-    )
-    return steps_to_delivery(nxt[:, alone[0]]), steps_to_delivery(nxt[:, alone[1]])
+    _, _, nxt, _, solo = _solved(grid, start, cook_time)
+    return (solo[0], solo[1]) if solo is not None else _solo(nxt)

@@ -196,6 +196,10 @@ class GridWorld(Game):
             out.append(dist)
         return out[0], out[1]
 
+    def decision_key(self, state: GridState) -> tuple[tuple[Cell, Cell], bool]:
+        """The positions and whether the episode is over: all the values and preferences read."""
+        return state.pos, self.is_terminal(state)
+
     def preference(self, state: GridState, joint: Sequence[str], player: int) -> tuple[float, ...]:
         """Own progress is ending the step closer to one's own goal (``prefer``)."""
         if self.prefer == "none":

@@ -85,6 +85,10 @@ class RepeatedMatrixGame(Game):
     def joint_value(self, state: MatrixState, joint: Sequence[str]) -> float:
         return self.payoff if joint[0] != joint[1] else 0
 
+    def decision_key(self, state: MatrixState) -> bool:
+        """Whether the game is over: the payoffs are the same in every round."""
+        return self.is_terminal(state)
+
     def environment_actions(self, state: MatrixState, player: int) -> tuple[str, ...]:
         """Memory-1: the partner repeats its previous choice. Memory-N: it picks its most frequent one."""
         if self.memory == "1":

@@ -49,14 +49,52 @@ def _lib() -> Any:
     return actions, overcooked_mdp
 
 
-@dataclass(frozen=True)
-class KitchenState:
-    """overcooked-ai's state plus our step counter and whether a soup has been delivered."""
+def _held(obj: Any) -> tuple[Any, ...] | None:
+    if obj is None:
+        return None
+    soup = obj.name == "soup"
+    return (
+        obj.name,
+        obj.position,
+        tuple(obj.ingredients) if soup else (),
+        obj._cooking_tick if soup else None,
+        obj._cook_time if soup else None,
+    )
 
-    lib: Any = field(compare=False, repr=False)
+
+def lib_key(lib: Any) -> tuple[Any, ...]:
+    """An overcooked-ai state as a value, without its time step and orders: the cooks' cells, facings and held items
+    and the objects on counters and in pots, with their ingredients and cooking ticks (all that the library's
+    transition and ``featurize_state`` read, besides the time)."""
+    players = tuple((p.position, p.orientation, _held(p.held_object)) for p in lib.players)
+    return players, tuple(sorted((pos, _held(obj)) for pos, obj in lib.objects.items()))
+
+
+_NEXT_LIMIT = 50_000  # next states kept per game before the memo starts over (~2.7 kB each: ~140 MB at most)
+
+
+@dataclass(frozen=True, eq=False)
+class KitchenState:
+    """overcooked-ai's state plus our step counter and whether a soup has been delivered. Two are equal when their
+    ``t``, ``delivered`` and ``key`` are."""
+
+    lib: Any = field(repr=False)
     t: int
     delivered: bool
-    key: str = field(default="", compare=True)
+    mdp: Any = field(default=None, repr=False)
+
+    @cached_property
+    def key(self) -> str:
+        """The library's picture of the state on one line, made when first asked for (most states never are)."""
+        return " ".join(self.mdp.state_string(self.lib).split())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, KitchenState):
+            return NotImplemented
+        return (self.t, self.delivered, self.key) == (other.t, other.delivered, other.key)
+
+    def __hash__(self) -> int:
+        return hash((self.t, self.delivered, self.key))
 
     def __repr__(self) -> str:
         return f"KitchenState(t={self.t}, delivered={self.delivered}, {self.key})"
@@ -108,7 +146,7 @@ class OvercookedGame(Game):
 
     # -- dynamics ------------------------------------------------------------------------------------
     def _wrap(self, lib: Any, t: int, delivered: bool) -> KitchenState:
-        return KitchenState(lib=lib, t=t, delivered=delivered, key=" ".join(self.mdp.state_string(lib).split()))
+        return KitchenState(lib=lib, t=t, delivered=delivered, mdp=self.mdp)
 
     @cached_property
     def planner(self) -> Any:
@@ -130,7 +168,21 @@ class OvercookedGame(Game):
         return () if self.is_terminal(state) else ACTION_NAMES
 
     def step(self, state: KitchenState, joint: Sequence[str]) -> KitchenState:
-        return self.transition(state, joint)[0]
+        """:meth:`transition`'s next state, kept per (:func:`lib_key`, time step, joint action): episodes that reach
+        the same state at the same step share the next one (a state is never changed once made)."""
+        if self.is_terminal(state):
+            raise IllegalAction("the episode is over")
+        a0, a1 = self.check_joint(state, joint)
+        memo = self.__dict__.setdefault("_next", {})
+        key = (lib_key(state.lib), state.lib.timestep, a0, a1)
+        got = memo.get(key)
+        if got is not None:
+            return self._wrap(got[0], state.t + 1, got[1])
+        nxt = self.transition(state, joint)[0]
+        if len(memo) >= _NEXT_LIMIT:
+            memo.clear()
+        memo[key] = (nxt.lib, nxt.delivered)
+        return nxt
 
     def transition(self, state: KitchenState, joint: Sequence[str]) -> tuple[KitchenState, dict[str, Any]]:
         """:meth:`step`, plus the library's event record (``event_infos``, ``shaped_reward_by_agent``: its reward
@@ -211,6 +263,19 @@ class OvercookedGame(Game):
 
         return transitions(tuple(self.grid), self.compact(self.reset(0)), self.cook_time)
 
+    def _compact_of(self, state: KitchenState) -> tuple[int, ...]:
+        """:meth:`compact`, kept for the state last asked about (a decision asks about one state many times)."""
+        last = self.__dict__.get("_last_compact")
+        if last is not None and last[0] is state:
+            return last[1]
+        here = self.compact(state)
+        self.__dict__["_last_compact"] = (state, here)
+        return here
+
+    def decision_key(self, state: KitchenState) -> tuple[bool, bool, tuple[int, ...]]:
+        """Whether the episode is over, whether the soup is delivered, and the exact model's view of the state."""
+        return self.is_terminal(state), state.delivered, self._compact_of(state)
+
     def _model_next(self, state: KitchenState, joint: Sequence[str]) -> int | None:
         """The exact model's next state index for ``joint`` (or OUT / DELIVERED); None for a state outside the
         model's reachable set (the table answers the states it holds; the step function the rest)."""
@@ -218,12 +283,7 @@ class OvercookedGame(Game):
 
         kitchen, index, _ = self.exact
         a = ACTION_NAMES.index(joint[0]) * len(ACTION_NAMES) + ACTION_NAMES.index(joint[1])
-        last = self.__dict__.get("_last_compact")
-        if last is not None and last[0] is state:  # a decision values one state under every joint action
-            here = last[1]
-        else:
-            here = self.compact(state)
-            self.__dict__["_last_compact"] = (state, here)
+        here = self._compact_of(state)  # a decision values one state under every joint action
         k = index.get(here)
         if k is not None:
             return int(self._moves[k, a])

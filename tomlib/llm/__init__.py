@@ -38,7 +38,7 @@ from tomlib.llm._errors import (
 from tomlib.llm._json import extract_json, parse_reply
 from tomlib.llm._loop import run_sync
 from tomlib.llm._request import Message, SampleKey, Sampling, build_request, request_key
-from tomlib.llm._store import ResponseStore
+from tomlib.llm._store import ResponseStore, recorded_exchange
 
 M = TypeVar("M", bound=BaseModel)
 _cache: dict[tuple[str, str | None], ChatModel] = {}
@@ -105,6 +105,7 @@ __all__ = [
     "load_models",
     "parse_reply",
     "read_ledger",
+    "recorded_exchange",
     "request_key",
     "run_sync",
     "source_of",

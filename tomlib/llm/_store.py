@@ -4,11 +4,14 @@ Rows are committed one call at a time, so a killed run keeps every response it r
 makes no repeated model call for what completed. When another process holds the write lock for longer than
 ``lock_wait_s``, an answered reply is spooled to a file beside the store and written later: it is never lost.
 Transcripts (gzip JSONL) carry responses between machines; ``data/transcripts/`` holds the ones the default
-profile replays. Everything written is redacted (:mod:`tomlib.redact`).
+profile replays. Everything written is redacted (:mod:`tomlib.redact`). Requests and responses are stored as zstd
+frames with a dictionary per paper (:mod:`tomlib.llm._codec`); rows of older stores, kept as JSON text, are read as
+they are and rewritten by :meth:`ResponseStore.compact` (``tomlib cache compact``).
 """
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import io
@@ -25,6 +28,7 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
+from tomlib.llm._codec import Codec, dict_id_of, dictionary_id, paper_of, shipped_dictionaries, train
 from tomlib.llm._errors import StoreError, TranscriptError
 from tomlib.llm._request import canonical_json, request_key, sample_key_from_json
 from tomlib.paths import store_path
@@ -40,10 +44,18 @@ CREATE TABLE IF NOT EXISTS responses (
     sample_label TEXT NOT NULL,
     request TEXT NOT NULL,
     response TEXT NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER
 );
 CREATE INDEX IF NOT EXISTS responses_experiment ON responses(experiment);
 CREATE INDEX IF NOT EXISTS responses_site ON responses(sample_label);
+CREATE TABLE IF NOT EXISTS dictionaries (
+    id INTEGER PRIMARY KEY,
+    paper TEXT NOT NULL,
+    data BLOB NOT NULL,
+    trained REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS imports (
     path TEXT PRIMARY KEY,
     sha256 TEXT NOT NULL,
@@ -51,6 +63,7 @@ CREATE TABLE IF NOT EXISTS imports (
     imported REAL NOT NULL
 );
 """
+_TOKEN_COLUMNS = ("prompt_tokens", "completion_tokens")  # added to stores made before they existed
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -62,6 +75,15 @@ def scrub_surrogates(s: str) -> str:
 def model_label(request: dict[str, Any]) -> str:
     m = request["model"]
     return f"{m['endpoint']}#{m['model']}"
+
+
+def _tokens(column: str) -> str:
+    """SQL for a row's token count: its column, or (rows stored as JSON text before the column existed) the
+    response's usage field."""
+    return (
+        f"COALESCE({column}, "
+        f"CASE WHEN typeof(response) = 'text' THEN json_extract(response, '$.usage.{column}') END, 0)"
+    )
 
 
 def _sample_label(request: dict[str, Any]) -> str:
@@ -104,12 +126,13 @@ class ResponseStore:
         self.lock_wait_s = lock_wait_s
         self.spool_dir = self.path.with_name(self.path.name + ".spool")
         self.transcript_problems: dict[str, str] = {}
-        self.redact = Redactor()  # one per store: rebuilt only when a new key is registered
         self._spooled: dict[str, dict[str, Any]] = {}
         self._spool_lock = threading.Lock()
         self._local = threading.local()
         try:
             self._conn().executescript(_SCHEMA)
+            self._upgrade()
+            self._codec = self._load_codec()
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and _locked(exc):
                 raise StoreError(
@@ -118,6 +141,56 @@ class ResponseStore:
                 ) from None
             raise _damaged(self.path, exc) from None
         self.drain_spool()
+
+    @functools.cached_property
+    def redact(self) -> Redactor:
+        """The store's redactor (one per store, built when first written through: a reader never needs it)."""
+        return Redactor()
+
+    def _upgrade(self) -> None:
+        """Bring a store made by an older tomlib up to this schema (token columns; its rows stay as they are), and
+        add the committed dictionaries it lacks. Safe when several processes open the store at once."""
+        have = {r[1] for r in self._conn().execute("PRAGMA table_info(responses)")}
+        for col in _TOKEN_COLUMNS:
+            if col not in have:
+                try:
+                    self._conn().execute(f"ALTER TABLE responses ADD COLUMN {col} INTEGER")
+                except sqlite3.OperationalError as exc:
+                    if "duplicate column" not in str(exc):
+                        raise
+        known = {r[0] for r in self._conn().execute("SELECT id FROM dictionaries")}
+        for paper, data in shipped_dictionaries().items():
+            if (i := dictionary_id(data)) not in known:
+                self._conn().execute(
+                    "INSERT OR IGNORE INTO dictionaries (id, paper, data, trained) VALUES (?, ?, ?, 0)",
+                    (i, paper, data),
+                )
+
+    def _load_codec(self) -> Codec:
+        """The store's dictionaries; new values use, per paper, the one this store trained last, else the
+        committed one."""
+        rows = self._conn().execute("SELECT id, paper, data, trained FROM dictionaries ORDER BY trained, id").fetchall()
+        shipped = {paper: dictionary_id(d) for paper, d in shipped_dictionaries().items()}
+        preferred = dict(shipped)
+        for i, paper, _, trained in rows:
+            if trained > 0 or paper not in preferred:
+                preferred[paper] = i
+        return Codec({i: d for i, _, d, _ in rows}, preferred)
+
+    def _decode(self, value: str | bytes) -> Any:
+        """A stored value as JSON; a dictionary another process added since this one opened is loaded first."""
+        try:
+            return json.loads(self._codec.decode(value))
+        except KeyError:
+            self._codec = self._load_codec()
+        try:
+            return json.loads(self._codec.decode(value))
+        except KeyError:
+            raise StoreError(
+                f"A response in the store {self.path} was compressed with dictionary {dict_id_of(value)}, which the "
+                "store does not hold (it was copied between stores row by row?). Export what it can read and import it "
+                "into a new store (`.venv/bin/tomlib cache export` / `cache import`)."
+            ) from None
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -144,7 +217,7 @@ class ResponseStore:
         """The stored response for ``key`` (or one spooled while the store was locked), or None."""
         row = self._query("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         if row:
-            return json.loads(row[0])
+            return self._decode(row[0])
         if key in self._spooled:
             return self._spooled[key]["response"]
         spooled = self.spool_dir / f"{key}.json"
@@ -157,17 +230,22 @@ class ResponseStore:
 
     def _insert(self, key: str, request: dict[str, Any], response: dict[str, Any], replace: bool) -> None:
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        experiment = request["sample_key"]["experiment"]
+        paper = paper_of(experiment)
+        usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
         self._query(
-            f"{verb} INTO responses (key, experiment, model, sample_label, request, response, created) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            f"{verb} INTO responses (key, experiment, model, sample_label, request, response, created, "
+            "prompt_tokens, completion_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 key,
-                request["sample_key"]["experiment"],
+                experiment,
                 model_label(request),
                 _sample_label(request),
-                scrub_surrogates(canonical_json(request)),
-                scrub_surrogates(canonical_json(response)),
+                self._codec.encode(paper, scrub_surrogates(canonical_json(request))),
+                self._codec.encode(paper, scrub_surrogates(canonical_json(response))),
                 time.time(),
+                usage.get("prompt_tokens"),
+                usage.get("completion_tokens"),
             ),
         )
 
@@ -246,7 +324,7 @@ class ResponseStore:
             "SELECT request FROM responses WHERE sample_label = ? AND model = ? ORDER BY created DESC LIMIT ?",
             (_sample_label(request), model_label(request), limit),
         ).fetchall()
-        return [json.loads(r[0]) for r in rows]
+        return [self._decode(r[0]) for r in rows]
 
     def endpoints_elsewhere(self, request: dict[str, Any]) -> list[str]:
         """Other endpoints under which the same served model answered this call site: a recording that a moved
@@ -262,12 +340,22 @@ class ResponseStore:
         """Counts and token totals per experiment and model."""
         rows = self._query(
             "SELECT experiment, model, COUNT(*), "
-            "SUM(COALESCE(json_extract(response, '$.usage.prompt_tokens'), 0)), "
-            "SUM(COALESCE(json_extract(response, '$.usage.completion_tokens'), 0)), "
+            f"SUM({_tokens('prompt_tokens')}), SUM({_tokens('completion_tokens')}), "
             "MIN(created), MAX(created) FROM responses GROUP BY experiment, model ORDER BY experiment, model"
         ).fetchall()
         cols = ["experiment", "model", "responses", "prompt_tokens", "completion_tokens", "first", "last"]
         return [dict(zip(cols, r, strict=True)) for r in rows]
+
+    def bytes_stored(self) -> dict[str, int]:
+        """Rows and the bytes their requests and responses take as stored (after compression), for ``cache stats``."""
+        n, req, resp = self._query(
+            "SELECT COUNT(*), COALESCE(SUM(LENGTH(CAST(request AS BLOB))), 0), "
+            "COALESCE(SUM(LENGTH(CAST(response AS BLOB))), 0) FROM responses"
+        ).fetchone()
+        return {"rows": n, "request_bytes": req, "response_bytes": resp, "file_bytes": self._file_bytes()}
+
+    def _file_bytes(self) -> int:
+        return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
 
     def _select(
         self, experiment: str | None, model: str | None, before: float | None, since: float | None = None
@@ -294,7 +382,7 @@ class ResponseStore:
         this Unix time)."""
         clause, args = self._select(experiment, model, None, since)
         for key, req, resp in self._query(f"SELECT key, request, response FROM responses{clause} ORDER BY key", args):
-            yield {"key": key, "request": json.loads(req), "response": json.loads(resp)}
+            yield {"key": key, "request": self._decode(req), "response": self._decode(resp)}
 
     # -- transcripts ------------------------------------------------------------------------------
 
@@ -411,8 +499,119 @@ class ResponseStore:
         clause, args = self._select(experiment, model, before)
         return self._query(f"DELETE FROM responses{clause}", args).rowcount
 
+    # -- compaction ---------------------------------------------------------------------------------
+
+    def compact(self, *, train_new: bool = False, progress: bool = False) -> dict[str, int]:
+        """Rewrite every row in the current encoding and give the space back (VACUUM): rows of older stores (JSON
+        text) are compressed, and rows compressed with another dictionary than their paper's preferred one are
+        re-encoded. ``train_new`` first trains a dictionary per paper on this store's own rows (papers with at
+        least :data:`tomlib.llm._codec.MIN_SAMPLES` rows) and prefers it from then on. Replies stay byte for byte
+        what they were; keys do not change. Returns rows rewritten and the file's bytes before and after."""
+        before = self._file_bytes()
+        if train_new:
+            self._train_dictionaries()
+        from tqdm.auto import tqdm
+
+        total = len(self)
+        rewritten = 0
+        conn = self._conn()
+        keys = [r[0] for r in self._query("SELECT key FROM responses ORDER BY key")]
+        bar = tqdm(total=len(keys), desc="cache compact", disable=not progress, unit="row")
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            bar.update(len(chunk))
+            marks = ",".join("?" * len(chunk))
+            rows = self._query(
+                f"SELECT key, experiment, request, response FROM responses WHERE key IN ({marks})", chunk
+            ).fetchall()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for key, experiment, req, resp in rows:
+                    want = self._codec.preferred.get(paper_of(experiment), 0)
+                    if dict_id_of(req) == want and dict_id_of(resp) == want:
+                        continue
+                    request, response = self._decode(req), self._decode(resp)
+                    usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+                    paper = paper_of(experiment)
+                    conn.execute(
+                        "UPDATE responses SET request = ?, response = ?, prompt_tokens = ?, completion_tokens = ? "
+                        "WHERE key = ?",
+                        (
+                            self._codec.encode(paper, canonical_json(request)),
+                            self._codec.encode(paper, canonical_json(response)),
+                            usage.get("prompt_tokens"),
+                            usage.get("completion_tokens"),
+                            key,
+                        ),
+                    )
+                    rewritten += 1
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        bar.close()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # VACUUM wrote the whole file again through the WAL
+        return {"rows": total, "rewritten": rewritten, "bytes_before": before, "bytes_after": self._file_bytes()}
+
+    def _train_dictionaries(self) -> None:
+        """A dictionary per paper from this store's latest rows (requests and responses), kept and preferred."""
+        papers = [r[0] for r in self._query("SELECT DISTINCT experiment FROM responses")]
+        for paper in sorted({paper_of(e) for e in papers}):
+            rows = self._query(
+                "SELECT request, response FROM responses WHERE experiment = ? OR experiment LIKE ? "
+                "ORDER BY created DESC LIMIT 1000",
+                (paper, paper + ".%"),
+            ).fetchall()
+            samples = [self._codec.decode(v).encode() for row in rows for v in row]
+            data = train(samples)
+            if data is None:
+                continue
+            self._query(
+                "INSERT OR REPLACE INTO dictionaries (id, paper, data, trained) VALUES (?, ?, ?, ?)",
+                (dictionary_id(data), paper, data, time.time()),
+            )
+        self._codec = self._load_codec()
+
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
             self._local.conn = None
+
+
+_readers: dict[Path, ResponseStore] = {}
+_readers_lock = threading.Lock()
+
+
+def recorded_exchange(key: str, store: str | os.PathLike[str] | None = None) -> dict[str, Any] | None:
+    """The exchange a run log's ``llm_call`` event points to: the request's ``messages`` and ``response_format``
+    and the ``reply``, read from the store the call was made with (``store``) or else the default store. None when
+    neither holds ``key`` (a log moved without its store: import the store's transcript to see it)."""
+    paths = [Path(store)] if store else []
+    paths.append(store_path())
+    for path in dict.fromkeys(p.resolve() for p in paths):
+        if not path.is_file():
+            continue
+        with _readers_lock:
+            reader = _readers.get(path)
+            if reader is None:
+                try:
+                    reader = _readers[path] = ResponseStore(path)
+                except (StoreError, sqlite3.Error, OSError) as exc:  # e.g. another user's store, read-only here
+                    log.info("cannot read the response store %s: %s", path, exc)
+                    continue
+        try:
+            row = reader._query("SELECT request, response FROM responses WHERE key = ?", (key,)).fetchone()
+        except (StoreError, sqlite3.Error) as exc:
+            log.info("cannot read the response store %s: %s", path, exc)
+            continue
+        if row:
+            request, response = reader._decode(row[0]), reader._decode(row[1])
+            return {
+                "messages": request.get("messages", []),
+                "response_format": request.get("response_format"),
+                "reply": response.get("content", ""),
+            }
+    return None

@@ -193,7 +193,9 @@ AMD_RENDERER_DIR = "@jupyter-widgets/html-manager/dist"
 
 
 _NAMED_MODULE = re.compile(r'define\("([^"]+)"')
-_FONT_URL = re.compile(r'\.p\+"([\w.-]+\.(?:woff2|woff|ttf|eot|svg))"')
+# Only the web fonts: every browser since 2015 takes woff2 or woff from the renderer's @font-face list, so the eot,
+# ttf and svg copies it also names (5 MB of a results folder) are never asked for.
+_FONT_URL = re.compile(r'\.p\+"([\w.-]+\.(?:woff2|woff))"')
 
 
 @functools.lru_cache(maxsize=4)
@@ -262,9 +264,36 @@ def export_html(notebook: Path) -> Path:
     body = with_fallbacks(body, nb)
     hide = f"<style>.{NEEDS_KERNEL}{{display:none !important}}</style>"  # a saved page has no kernel
     body = body.replace("</head>", hide + "</head>", 1)
+    body = shared_styles(body, notebook.parent)
     out = notebook.with_suffix(".html")
     out.write_text(portable(redact_text(body)), encoding="utf-8")
     return out
+
+
+_STYLE = re.compile(r'<style type="text/css">(.*?)</style>', re.S)
+SHARED_STYLE_BYTES = 8192
+"""Style blocks this large (nbconvert's JupyterLab theme, ~256 KB a page) go to one file beside the pages."""
+STYLES_DIR = "_static"
+
+
+def shared_styles(body: str, folder: Path) -> str:
+    """Move the page's large style blocks into files every page of ``folder`` shares (``_static/style-<hash>.css``,
+    named by content, written once) and link them in their place, so the order of the rules is kept."""
+
+    def link(m: re.Match[str]) -> str:
+        css = m.group(1)
+        if len(css) < SHARED_STYLE_BYTES:
+            return m.group(0)
+        name = f"style-{hashlib.sha256(css.encode()).hexdigest()[:12]}.css"
+        target = folder / STYLES_DIR / name
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{name}.{os.getpid()}.tmp")
+            tmp.write_text(css, encoding="utf-8")
+            tmp.replace(target)  # whole or absent, when two kernels export at once
+        return f'<link rel="stylesheet" href="{STYLES_DIR}/{name}">'
+
+    return _STYLE.sub(link, body)
 
 
 def check_writable(directory: Path) -> None:

@@ -72,11 +72,17 @@ def joint(player: int, mine: str, theirs: str) -> tuple[str, str]:
 
 def best_responses(game: Game, state: object, player: int, partner_action: str) -> tuple[str, ...]:
     """argmax_a Q(s, a, a_j^pred) over the player's legal actions (eq. 5, 7, 9), all maximizers in order.
-    Among equal Q the game's ``preference`` (own progress) decides; what is still tied is returned. The answers for
-    the state last asked about are kept: every level of every recursion in a step asks about the same state."""
+    Among equal Q the game's ``preference`` (own progress) decides; what is still tied is returned. The answers are
+    kept per :meth:`Game.decision_key` (a pure function of it: no random draw happens here), or, for a game without
+    one, for the state last asked about: every level of every recursion in a step asks about the same state."""
     memo = game.__dict__.get("_best_responses")
     if memo is None or memo[0] is not state:  # the same object, not an equal one: states are immutable values
-        memo = (state, {})
+        key = game.decision_key(state)
+        if key is None:
+            memo = (state, {})
+        else:
+            by_key = game.__dict__.setdefault("_best_responses_by_key", {})
+            memo = (state, by_key.setdefault(key, {}))
         game.__dict__["_best_responses"] = memo
     got = memo[1].get((player, partner_action))
     if got is None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import gzip
+import itertools
 import json
 import shutil
 import zlib
@@ -31,7 +32,7 @@ LOG_NAME = "events.jsonl"
 GZ_NAME = "events.jsonl.gz"
 INDEX_NAME = "events.index.json"
 BLOCK_BYTES = 1 << 18  # plain bytes per gzip member of a compressed log: an episode's read decompresses a few
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: each episode's offsets as differences (1: absolute); both are read
 SUMMARY_KINDS = ("score", "env_state", "run_start")
 
 
@@ -167,7 +168,17 @@ class RunIndex:
     # -- saving and loading --------------------------------------------------------------------------------------
     def to_json(self) -> bytes:
         eps = [
-            [e.condition, e.episode, e.offsets, e.lengths, e.score, e.state_agents, e.game, e.acted, e.last_step]
+            [
+                e.condition,
+                e.episode,
+                _deltas(e.offsets),
+                e.lengths,
+                e.score,
+                e.state_agents,
+                e.game,
+                e.acted,
+                e.last_step,
+            ]
             for e in self.episodes.values()
         ]
         doc = {
@@ -185,21 +196,38 @@ class RunIndex:
 
     @classmethod
     def from_json(cls, data: bytes) -> RunIndex:
-        doc = orjson.loads(data)
-        if doc.get("version") != INDEX_VERSION:
+        doc = index_doc(data)
+        version = doc.get("version")
+        if version not in (1, INDEX_VERSION):
             raise ValueError("index version")
         idx = cls(
             doc["run_id"], doc["experiment"], doc["run_start"], int(doc["size"]), list(doc["skipped"]), doc["events"]
         )
         for cond, ep, offs, lens, score, agents, game, acted, last in doc["episodes"]:
-            idx.episodes[(cond, ep)] = EpisodeIndex(cond, ep, offs, lens, score, agents, game, acted, last)
+            offsets = list(itertools.accumulate(offs)) if version == INDEX_VERSION else offs
+            idx.episodes[(cond, ep)] = EpisodeIndex(cond, ep, offsets, lens, score, agents, game, acted, last)
         idx.blocks = [tuple(b) for b in doc.get("blocks", [])]  # type: ignore[misc]
         return idx
 
     def save(self, log_path: Path) -> None:
+        """Write the index beside ``log_path``: plain JSON beside a plain log (a rerun extends it), gzip-compressed
+        beside a compressed one (offsets as differences compress about 8x)."""
         tmp = log_path.with_name(INDEX_NAME + ".tmp")
-        tmp.write_bytes(self.to_json())
+        data = self.to_json()
+        tmp.write_bytes(gzip.compress(data, compresslevel=6, mtime=0) if log_path.suffix == ".gz" else data)
         tmp.replace(log_path.with_name(INDEX_NAME))
+
+
+def _deltas(offsets: list[int]) -> list[int]:
+    return [b - a for a, b in zip([0, *offsets], offsets, strict=False)]
+
+
+def index_doc(data: bytes) -> dict[str, Any]:
+    """A saved index's JSON document, from plain or gzip-compressed bytes."""
+    doc = orjson.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
+    if not isinstance(doc, dict):
+        raise ValueError("not an index")
+    return doc
 
 
 def open_log(path: Path) -> IO[bytes]:
@@ -225,7 +253,7 @@ def read_index(log_path: Path) -> RunIndex:
     if saved.exists():
         try:
             idx = RunIndex.from_json(saved.read_bytes())
-        except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+        except (ValueError, KeyError, TypeError, orjson.JSONDecodeError, OSError, EOFError, zlib.error):
             idx = None
     if log_path.suffix == ".gz":
         if idx is None or not idx.blocks:

@@ -41,6 +41,10 @@ ENV_RUNS_MANIFEST = "TOMLIB_RUNS_MANIFEST"  # set by the runner: every run a ker
 FLUSH_INTERVAL_S = 0.1
 """The longest an event waits in memory before it reaches the file (see the module docstring)."""
 FLUSH_BYTES = 1 << 20
+STEP_KINDS = frozenset({"prediction", "action", "env_state"})
+"""What only a step view shows (a formal agent's reasoning chain, each action and state): dropped past a log's
+``detail_episodes``. What tables and figures are computed from (scores, expert weights, alignment, beliefs, model
+calls) and an episode's first state (its summary) are always written."""
 _ORJSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 EVENT_KINDS = (
@@ -140,8 +144,14 @@ class RunLog:
         run_id: str | None = None,
         results: str | os.PathLike[str] | None = None,
         meta: dict[str, Any] | None = None,
+        detail_episodes: int | None = None,
     ) -> None:
+        """``detail_episodes``: episodes per condition (numbers below it) logged step by step; later episodes keep
+        everything but the :data:`STEP_KINDS` of their steps. None logs every step of every episode. For formal
+        runs, whose episodes replay exactly from their seed, a few such episodes show what the agents do; the rest
+        would be most of the results folder (``detail_episodes`` is written in the run's first line)."""
         self.experiment = experiment
+        self.detail_episodes = detail_episodes
         self.run_id = run_id or new_run_id(experiment)
         self.dir = results_dir(results) / "runs" / self.run_id
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -167,10 +177,10 @@ class RunLog:
         self._observed: list[tuple[ChatModel, Callable[[CallRecord], None]]] = []
         _open_logs.add(self)
         _start_flusher()
-        self.event(
-            "run_start",
-            {"tomlib": tomlib.__version__, "python": platform.python_version(), "pid": os.getpid(), **(meta or {})},
-        )
+        start = {"tomlib": tomlib.__version__, "python": platform.python_version(), "pid": os.getpid(), **(meta or {})}
+        if detail_episodes is not None:
+            start["detail_episodes"] = detail_episodes
+        self.event("run_start", start)
         self.flush()  # the run is visible as soon as it starts
 
     @property
@@ -195,6 +205,14 @@ class RunLog:
             episode = episode if episode is not None else ctx.get("episode")
             step = step if step is not None else ctx.get("step")
             agent = agent if agent is not None else ctx.get("agent", "")
+        if (
+            self.detail_episodes is not None
+            and kind in STEP_KINDS
+            and episode is not None
+            and episode >= self.detail_episodes
+            and not (kind == "env_state" and step == 0)
+        ):
+            return {"kind": kind, "payload": payload or {}, "episode": episode, "step": step, "dropped": True}
         ev = {
             "run_id": self.run_id,
             "experiment": self.experiment,
@@ -265,7 +283,13 @@ class RunLog:
             self._context = saved
 
     def observe(self, model: ChatModel) -> None:
-        """Log every call of ``model`` as an ``llm_call`` event, placed by its sample key."""
+        """Log every call of ``model`` as an ``llm_call`` event, placed by its sample key.
+
+        The prompt and the reply are not copied into the log: every call's exchange is in the response store
+        under the event's ``key`` (the store's path is the event's ``store``), and the explorer reads it from there
+        (:func:`tomlib.llm.recorded_exchange`). A transcript for sharing is exported from the store
+        (``tomlib cache export --used-in``)."""
+        store = str(model.store.path)
 
         def on_call(rec: CallRecord) -> None:
             c, sk = rec.completion, rec.completion.sample_key
@@ -277,9 +301,7 @@ class RunLog:
                     "call": rec.purpose,
                     "attempt": rec.attempt,
                     "sample_key": sk.label(),
-                    "messages": c.messages,
-                    "response_format": c.response_format,
-                    "reply": c.content,
+                    "store": store,
                     "parsed": rec.parsed,
                     "error": rec.error,
                     "prompt_tokens": c.prompt_tokens,

@@ -18,7 +18,16 @@ from typing import Any
 import orjson
 
 from tomlib.paths import results_dir
-from tomlib.trace._index import INDEX_NAME, LOG_NAME, STREAM_ERRORS, compress_log, log_in, open_log, parse_line
+from tomlib.trace._index import (
+    INDEX_NAME,
+    LOG_NAME,
+    STREAM_ERRORS,
+    compress_log,
+    index_doc,
+    log_in,
+    open_log,
+    parse_line,
+)
 
 ATTEMPT = re.compile(r"\..+\.attempt-(\d+)\.ipynb")  # a notebook being executed by worker PID (runner/_cluster.py)
 
@@ -50,10 +59,10 @@ def list_runs(results: str | os.PathLike[str] | None = None) -> list[RunInfo]:
         index = folder / INDEX_NAME
         if index.exists():
             try:
-                doc = orjson.loads(index.read_bytes())
+                doc = index_doc(index.read_bytes())
                 experiment = doc.get("experiment") or experiment
                 events, episodes = int(doc.get("events", 0)), len(doc.get("episodes", []))
-            except (orjson.JSONDecodeError, ValueError, TypeError):
+            except (orjson.JSONDecodeError, ValueError, TypeError, *STREAM_ERRORS):
                 pass
         out.append(RunInfo(folder.name, experiment, log.stat().st_mtime, size, events, episodes, folder))
     return sorted(out, key=lambda r: r.modified)
@@ -63,9 +72,9 @@ def run_facts(run: RunInfo) -> tuple[dict[str, Any], list[str]]:
     """A run's ``run_start`` payload (its source, model, episodes... as the experiment gave them) and its conditions,
     from its saved index; a run without one (live or killed) gives its first line's payload and no conditions."""
     try:
-        doc = orjson.loads((run.path / INDEX_NAME).read_bytes())
+        doc = index_doc((run.path / INDEX_NAME).read_bytes())
         return dict(doc.get("run_start") or {}), list(dict.fromkeys(str(e[0]) for e in doc.get("episodes", [])))
-    except (OSError, orjson.JSONDecodeError, ValueError, TypeError, IndexError, KeyError):
+    except (*STREAM_ERRORS, orjson.JSONDecodeError, ValueError, TypeError, IndexError, KeyError):
         pass
     log = log_in(run.path)
     first: dict[str, Any] = {}

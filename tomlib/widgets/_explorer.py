@@ -15,6 +15,7 @@ from typing import Any
 
 import ipywidgets as W
 import pandas as pd
+from ipywidgets.widgets.widget_string import HTMLStyle
 
 from tomlib.widgets._html import step_html
 from tomlib.widgets._trace import EpisodeRef, Trace, refs_of
@@ -45,7 +46,10 @@ class EpisodePane(W.VBox):
     def __init__(self, trace: Trace, ref: EpisodeRef, agents: list[str] | None = None):
         self.ref = ref
         self.step_numbers = trace.steps(ref) or [0]
-        pages = [W.HTML(step_html(trace.step(ref, s, agents))) for s in self.step_numbers]
+        # one layout and one style for every page: each widget of its own would save ~1.5 KB of defaults per step
+        # in the notebook's widget state (and again in its HTML)
+        look = {"layout": W.Layout(), "style": HTMLStyle()}
+        pages = [W.HTML(step_html(trace.step(ref, s, agents)), **look) for s in self.step_numbers]
         labels = [str(i + 1) for i in range(len(pages))]  # steps counted from 1, as in each page's header
         self.play = W.Play(value=0, min=0, max=len(pages) - 1, interval=700, description="play")
         self.slider = W.SelectionSlider(options=labels, index=0, description="step", continuous_update=True)

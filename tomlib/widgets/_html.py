@@ -31,6 +31,8 @@ def step_html(view: StepView) -> str:
     n = len(view.steps)
     pos = view.steps.index(view.step) + 1 if view.step in view.steps else view.step + 1
     head = f"<h4>{escape(view.ref.label())} — step {pos} of {n}</h4>"
+    if view.note:
+        head += f"<div class='dim'>{escape(view.note)}</div>"
     if view.after and "joint_action" in view.after:
         head += f"<div>joint action: <b>{escape(' / '.join(map(str, view.after['joint_action'])))}</b></div>"
     panel = game_panel(view)
@@ -165,6 +167,8 @@ def raw_exchanges(exchanges: list[dict[str, Any]]) -> str:
             f"<b>{escape(m.get('role', ''))}</b>{_pre(m.get('content', ''))}" for m in x.get("messages") or []
         )
         err = f"<div class='bad'>{escape(str(x['error']))}</div>" if x.get("error") else ""
+        if x.get("missing"):
+            err += f"<div class='dim'>{escape(str(x['missing']))}</div>"
         items.append(
             f"<details><summary>{escape(str(x.get('purpose')))} · attempt {x.get('attempt')} · "
             f"{escape(str(x.get('cache')))}</summary>{msgs}<b>reply</b>{_pre(x.get('reply') or '')}{err}</details>"

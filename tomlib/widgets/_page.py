@@ -16,7 +16,7 @@ from tomlib.redact import redact_file
 from tomlib.trace._index import log_in
 
 STATIC = "_static"
-_FONTS = ("*.woff2", "*.woff", "*.ttf", "*.eot", "*.svg")
+_FONTS = ("*.woff2", "*.woff")  # what browsers take from the renderer's @font-face list (not its eot/ttf/svg)
 
 
 def find_run(run: str, results: str | os.PathLike[str] | None = None) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from tomlib.llm import recorded_exchange
 from tomlib.trace import run_paths
 from tomlib.trace._index import DamagedLog, RunIndex, read_index, read_lines
 from tomlib.trace._load import events_frame
@@ -99,6 +100,14 @@ class StepView:
     score: dict[str, Any] | None
     weights_series: dict[str, list[dict[str, Any]]]
     round_events: dict[str, dict[str, Any]] = field(default_factory=dict)  # coalition / score / rematch at this step
+    note: str = ""  # why the step shows less than usual
+
+
+STEPS_NOT_LOGGED = (
+    "This episode's steps were not logged: a formal run logs every step of its first episodes of each condition "
+    "(the run's detail_episodes) and keeps, for the others, their outcome and what tables are computed from (expert "
+    "weights, alignment). Every formal episode replays exactly from its seed."
+)
 
 
 def game_kind(first_state: dict[str, Any]) -> str:
@@ -322,6 +331,7 @@ class Trace:
             round_events={
                 k: p for k, p in at.loc[at["kind"].isin(ROUND_KINDS), ["kind", "payload"]].itertuples(index=False)
             },
+            note=STEPS_NOT_LOGGED if ep.summary_only else "",
         )
 
 
@@ -337,6 +347,7 @@ class _Episode:
     kind: str
     score: dict[str, Any] | None
     weights: dict[str, list[dict[str, Any]]]
+    summary_only: bool = False  # an outcome and no action: its steps were left out of the log (detail_episodes)
 
     @classmethod
     def of(cls, ev: pd.DataFrame) -> _Episode:
@@ -356,10 +367,27 @@ class _Episode:
             kind=game_kind(states[min(states)] if states else {}),
             score=scores.iloc[-1] if len(scores) else None,
             weights=weights,
+            summary_only=bool(len(scores)) and not (ev["kind"] == "action").any(),
         )
 
     def at(self, step: int) -> pd.DataFrame:
         return self.by_step.get(step, self.events.iloc[:0])
+
+
+def exchange(call: dict[str, Any]) -> dict[str, Any]:
+    """An ``llm_call`` payload with its prompt and reply. Logs keep them in the response store under the call's key
+    (older logs copied them into the event); a store that lacks the key leaves a note naming it instead."""
+    if "messages" in call or not call.get("key"):
+        return call
+    got = recorded_exchange(str(call["key"]), call.get("store"))
+    if got is None:
+        note = (
+            f"The prompt and reply of this call are kept in the response store under key {str(call['key'])[:12]}, "
+            f"which is not in {call.get('store') or 'the default store'} or the default store on this machine. Import "
+            "the transcript exported with the run (`.venv/bin/tomlib cache import FILE`) to see them here."
+        )
+        return {**call, "messages": [], "reply": "", "missing": note}
+    return {**call, **got}
 
 
 def _actions_at(at: pd.DataFrame) -> dict[str, str]:
@@ -382,7 +410,7 @@ def _agent_step(ev: pd.DataFrame, agent: str, actions: dict[str, str], kind: str
             view.tokens += int(p.get("prompt_tokens") or 0) + int(p.get("completion_tokens") or 0)
             view.latency_s += float(p.get("latency_s") or 0.0)
             view.cache_hits += p.get("cache") == "hit"
-            view.exchanges.append(p)
+            view.exchanges.append(exchange(p))
         elif k == "belief" and "levels" in p:  # Appendix C/D levels: the coalition paper's PM or a debater
             view.action = p.get("instruction") or p.get("argument")
             for name, lv in (p.get("levels") or {}).items():

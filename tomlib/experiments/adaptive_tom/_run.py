@@ -29,6 +29,12 @@ from tomlib.experiments.adaptive_tom._setup import (
 from tomlib.report import attach_paper_values
 from tomlib.trace import RunLog
 
+FORMAL_DETAIL_EPISODES = 3
+"""Episodes of each formal condition logged step by step (the explorer draws three in an exported page). The others
+keep their first state, outcome, expert weights and alignment, which is all the tables read back; every formal
+episode replays exactly from its seed. Logging every step of all 30 made the formal run logs 85% of the offline
+series' results folder (issue 35). LLM runs log every step."""
+
 
 async def run_condition(
     game: Game,
@@ -127,6 +133,7 @@ async def _run_table(
         run_id=run_id,
         results=results,
         meta={"model": setup.model, "source": setup.source, "episodes": episodes, "seed": seed},
+        detail_episodes=FORMAL_DETAIL_EPISODES if setup.chat is None else None,
     )
     setup.connect(log)
     rows: list[dict[str, Any]] = []

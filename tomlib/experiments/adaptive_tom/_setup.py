@@ -100,7 +100,7 @@ class Setup:
     def game(self, task: str, tasks: dict[str, str] = TASKS) -> Game:
         """The task's game, with this setup's ``prefer`` where the game has that reading."""
         game = load_task(task, tasks)
-        return load_game(tasks[task], prefer=self.prefer) if self.prefer and hasattr(game, "prefer") else game
+        return _game(tasks[task], self.prefer) if self.prefer and hasattr(game, "prefer") else game
 
     def readings(self, game: Game | None = None) -> dict[str, str]:
         """The readings (``data/readings/adaptive_tom.csv``) as the units tables' columns, so a run under another
@@ -247,4 +247,12 @@ def load_task(task: str, tasks: dict[str, str] = TASKS) -> Game:
     """The game behind a task name (``memory_1``, ``game2``, ``overcooked``, ...)."""
     if task not in tasks:
         raise ValueError(f"unknown task {task!r}; known: {', '.join(tasks)}")
-    return load_game(tasks[task])
+    return _game(tasks[task], "")
+
+
+@functools.cache
+def _game(spec: str, prefer: str) -> Game:
+    """One game per spec and ``prefer`` ("" for the game's own) in a process, so every table that plays it shares
+    what the game keeps (the exact model, the best responses per state, the PPO partner's answers). Nothing changes a
+    game after it is made."""
+    return load_game(spec, prefer=prefer) if prefer else load_game(spec)

@@ -13,6 +13,7 @@ import pandas as pd
 
 from tomlib.agents.ppo import Population
 from tomlib.experiments.adaptive_tom._run import (
+    FORMAL_DETAIL_EPISODES,
     run_condition,
 )
 from tomlib.experiments.adaptive_tom._setup import (
@@ -59,7 +60,9 @@ async def stand_in_sensitivity(
         for label, options in variants.items():
             setup = Setup(pbt="ppo-selfplay", **options)
             meta = {"source": setup.source, "variant": label}
-            log = RunLog(f"{PAPER_ID}.table3_stand_in", results=results, meta=meta)
+            log = RunLog(
+                f"{PAPER_ID}.table3_stand_in", results=results, meta=meta, detail_episodes=FORMAL_DETAIL_EPISODES
+            )
             times: list[float] = []
             try:
                 for pair in [p for other in others for p in (("PBT", other), (other, "PBT"))]:
@@ -118,7 +121,7 @@ def plot_stand_in(population: Population | None = None) -> Any:
 async def greedy_reference(*, episodes: int = 30, seed: int = 42, results: str | None = None) -> pd.DataFrame:
     """Greedy with Greedy on our Overcooked layout: a non-LLM reference point (not a paper cell)."""
     game = load_task("overcooked")
-    log = RunLog(f"{PAPER_ID}.greedy_reference", results=results)
+    log = RunLog(f"{PAPER_ID}.greedy_reference", results=results, detail_episodes=FORMAL_DETAIL_EPISODES)
     try:
         got = await run_condition(
             game,

@@ -11,6 +11,7 @@ from tomlib.agents.ppo import SOURCE_SUFFIX
 from tomlib.envs import Game
 from tomlib.experiments._units import write_episode_units, write_units_with_truth
 from tomlib.experiments.adaptive_tom._run import (
+    FORMAL_DETAIL_EPISODES,
     _announce,
     _cell_rows,
     _missing_rows,
@@ -307,6 +308,7 @@ async def table3(
         run_id=run_id,
         results=results,
         meta={"model": model, "source": setup.source, "episodes": episodes},
+        detail_episodes=FORMAL_DETAIL_EPISODES if setup.chat is None else None,
     )
     setup.connect(log)
     game = setup.game("overcooked")
