@@ -10,6 +10,7 @@ JSON text (stores from before this encoding) are read as they are; ``tomlib cach
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Iterable, Mapping
@@ -36,10 +37,14 @@ def paper_of(experiment: str) -> str:
     return experiment.split(".", 1)[0]
 
 
-def shipped_dictionaries(directory: Path | None = None) -> dict[str, bytes]:
-    """The committed dictionaries, by paper (``data/dictionaries/<paper>.zdict``)."""
-    folder = directory or data_dir() / "dictionaries"
-    return {p.stem: p.read_bytes() for p in sorted(folder.glob("*.zdict"))} if folder.is_dir() else {}
+def shipped_dictionaries() -> dict[str, bytes]:
+    """The committed dictionaries, by paper (``data/dictionaries/<paper>.zdict``), read once per process."""
+    return dict(_shipped(data_dir() / "dictionaries"))
+
+
+@functools.cache
+def _shipped(folder: Path) -> tuple[tuple[str, bytes], ...]:
+    return tuple((p.stem, p.read_bytes()) for p in sorted(folder.glob("*.zdict"))) if folder.is_dir() else ()
 
 
 def dictionary_id(data: bytes) -> int:

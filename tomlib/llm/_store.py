@@ -231,22 +231,24 @@ class ResponseStore:
     def _insert(self, key: str, request: dict[str, Any], response: dict[str, Any], replace: bool) -> None:
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         experiment = request["sample_key"]["experiment"]
-        paper = paper_of(experiment)
-        usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+        req, resp, prompt, completion = self._encoded(experiment, request, response)
         self._query(
             f"{verb} INTO responses (key, experiment, model, sample_label, request, response, created, "
             "prompt_tokens, completion_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                experiment,
-                model_label(request),
-                _sample_label(request),
-                self._codec.encode(paper, scrub_surrogates(canonical_json(request))),
-                self._codec.encode(paper, scrub_surrogates(canonical_json(response))),
-                time.time(),
-                usage.get("prompt_tokens"),
-                usage.get("completion_tokens"),
-            ),
+            (key, experiment, model_label(request), _sample_label(request), req, resp, time.time(), prompt, completion),
+        )
+
+    def _encoded(
+        self, experiment: str, request: dict[str, Any], response: dict[str, Any]
+    ) -> tuple[bytes, bytes, int | None, int | None]:
+        """A row's stored values: request and response in the store's encoding, and the response's token counts."""
+        paper = paper_of(experiment)
+        usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+        return (
+            self._codec.encode(paper, scrub_surrogates(canonical_json(request))),
+            self._codec.encode(paper, scrub_surrogates(canonical_json(response))),
+            usage.get("prompt_tokens"),
+            usage.get("completion_tokens"),
         )
 
     def put(
@@ -530,19 +532,10 @@ class ResponseStore:
                     want = self._codec.preferred.get(paper_of(experiment), 0)
                     if dict_id_of(req) == want and dict_id_of(resp) == want:
                         continue
-                    request, response = self._decode(req), self._decode(resp)
-                    usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
-                    paper = paper_of(experiment)
                     conn.execute(
                         "UPDATE responses SET request = ?, response = ?, prompt_tokens = ?, completion_tokens = ? "
                         "WHERE key = ?",
-                        (
-                            self._codec.encode(paper, canonical_json(request)),
-                            self._codec.encode(paper, canonical_json(response)),
-                            usage.get("prompt_tokens"),
-                            usage.get("completion_tokens"),
-                            key,
-                        ),
+                        (*self._encoded(experiment, self._decode(req), self._decode(resp)), key),
                     )
                     rewritten += 1
                 conn.execute("COMMIT")
