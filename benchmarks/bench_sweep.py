@@ -81,6 +81,12 @@ def series(root: Path) -> None:
         stamps = sorted((root / name / "notebooks").glob("*.stamp.json"))
         per = {p.name.split("_")[0]: json.loads(p.read_text())["seconds"] for p in stamps}
         print(f"  {name} per notebook (s): " + ", ".join(f"{k} {v:.0f}" for k, v in per.items()))
+    parts = {p.name: sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) for p in (root / "series1").iterdir()}
+    print(
+        f"  results/ of the one-job series: {sum(parts.values()) / 1e6:.1f} MB ("
+        + ", ".join(f"{k} {v / 1e6:.1f}" for k, v in sorted(parts.items(), key=lambda kv: -kv[1]) if v >= 1e5)
+        + ")"
+    )
 
 
 if __name__ == "__main__":

@@ -183,6 +183,29 @@ def test_atom_losses_start_afresh_each_episode_unless_carried(isolated: Path) ->
     assert carried[0] == [0.0, 0.0, 0.0] and sum(carried[2]) >= sum(carried[1]) > 0  # episode 2 starts where 1 ended
 
 
+def test_the_weights_kept_in_memory_are_the_logged_ones_and_the_log_keeps_only_detail_episodes(isolated: Path) -> None:
+    """Issue 35: §6.1 and Fig. 3 read A-ToM's per-step weights from the run, not its log. With every episode logged
+    they are the logged ones, step by step; with fewer, the log drops the steps of the other episodes and the tables
+    do not change."""
+    from tomlib.trace import load_runs
+
+    agents = ["ToM-1", "Greedy", "A-ToM (Hedge)"]
+    full = run(at.table3(agents=agents, episodes=3, progress=False, detail_episodes=3))
+    ev = load_runs(None, run_ids=[full.run_id], kinds=["expert_weights"])
+    logged = {
+        (c, a, e, s): p["probabilities"]
+        for c, a, e, s, p in ev[["condition", "agent", "episode", "step", "payload"]].itertuples(index=False)
+    }
+    kept = {(c, a, e, s): p["probabilities"] for c, a, e, s, p in full.weights.itertuples(index=False)}
+    assert len(kept) > 100 and kept == logged
+    brief = run(at.table3(agents=agents, episodes=3, progress=False, detail_episodes=1))
+    pd.testing.assert_frame_equal(brief.table, full.table)
+    pd.testing.assert_frame_equal(brief.weights, full.weights)
+    pd.testing.assert_frame_equal(at.expert_weights([brief]), at.expert_weights([full]))
+    kinds = load_runs(None, run_ids=[brief.run_id]).groupby("episode")["kind"].agg(set)
+    assert {"expert_weights", "alignment", "action"} <= kinds[0] and kinds[2] == {"env_state", "score"}
+
+
 def test_table3_with_the_ppo_stand_in_fills_pbts_row_and_labels_every_row_it_touched(isolated: Path) -> None:
     agents = ["ToM-0", "Greedy", "PBT", "A-ToM (FTL)"]
     plain = run(at.table3(agents=agents, episodes=2, progress=False))

@@ -195,13 +195,15 @@ def test_detail_episodes_keeps_every_step_of_the_first_episodes_and_the_outcome_
                 log.event("prediction", {"levels": []}, episode=ep, step=step, agent="p1")
                 log.event("action", {"action": "x"}, episode=ep, step=step, agent="p1")
                 log.event("expert_weights", {"probabilities": [1.0]}, episode=ep, step=step, agent="p1")
+                log.event("belief", {"holds": []}, episode=ep, step=step, agent="p1")
+                assert log.keeps_steps(ep) == (ep < 2)
             log.event("score", {"metric": "time", "value": 3.0, "steps": 3}, episode=ep, step=3)
     df = load_runs(run_ids=["rd"])
     assert df["payload"].iloc[0]["detail_episodes"] == 2  # the run says what it left out
     kinds = df.groupby("episode")["kind"].apply(list)
-    assert kinds[0] == kinds[1] and kinds[0].count("action") == 3
-    for ep in (2, 3):  # the first state (the summary's), what tables read, and the outcome
-        assert kinds[ep] == ["env_state", "expert_weights", "expert_weights", "expert_weights", "score"]
+    assert kinds[0] == kinds[1] and kinds[0].count("action") == 3 and kinds[0].count("expert_weights") == 3
+    for ep in (2, 3):  # the first state (the summary's), what is not a step view's alone, and the outcome
+        assert kinds[ep] == ["env_state", "belief", "belief", "belief", "score"]
     trace = Trace.from_runs(["rd"])
     ref = trace.refs("rd", "")[3]
     view = trace.step(ref, trace.steps(ref)[0])

@@ -9,7 +9,7 @@ from typing import Any
 
 from tomlib.agents._base import SEATS, Agent, Emit, Site, no_emit
 from tomlib.envs import Game, rng_for
-from tomlib.trace import RunLog
+from tomlib.trace import RunLog, drops_event
 
 
 @dataclass
@@ -19,15 +19,21 @@ class EpisodeResult:
     score: float
     steps: int
     actions: list[tuple[str, str]] = field(default_factory=list)
+    experts: dict[str, tuple[tuple[int, ...], list[list[float]]]] = field(default_factory=dict)
+    """Per seat of an A-ToM agent: its experts' orders and its normalized weights P^(k) at every step (before it
+    acts), what §6.1's weights and Fig. 3 are computed from (a run log keeps them for its detail episodes only)."""
 
 
 def make_emitter(log: RunLog | None, condition: str, episode: int, agent: str, step: list[int]) -> Emit:
-    """An ``emit`` that writes events placed at (condition, episode, current step, agent)."""
+    """An ``emit`` that writes events placed at (condition, episode, current step, agent); the step kinds of an
+    episode the log keeps no steps of are dropped here, before the log is asked."""
     if log is None:
         return no_emit
+    steps = log.keeps_steps(episode)
 
     def emit(kind: str, payload: dict[str, Any]) -> None:
-        log.event(kind, payload, condition=condition, episode=episode, step=step[0], agent=agent)
+        if steps or not drops_event(log.detail_episodes, kind, episode, step[0]):
+            log.event(kind, payload, condition=condition, episode=episode, step=step[0], agent=agent)
 
     return emit
 
@@ -59,6 +65,7 @@ async def play_episode(
         return {"state": game.render(state), **({"status": status} if status else {})}
 
     env_emit("env_state", {**picture(state), "game": game.spec(), "agents": [a.name for a in agents]})
+    steps = log is not None and log.keeps_steps(episode)  # else no state is drawn nor action written past step 0
     actions: list[tuple[str, str]] = []
     at_once = agents[0].immediate and agents[1].immediate  # in turn, as the tasks of a gather would run them
     while not game.is_terminal(state):
@@ -72,8 +79,8 @@ async def play_episode(
             agent.observe(state, joint, nxt)
             agent.history.append(joint)
             agent.t += 1
-            if log is not None:
-                log.event(
+            if steps:
+                log.event(  # type: ignore[union-attr]
                     "action",
                     {"action": d.action, **d.detail},
                     condition=condition,
@@ -84,7 +91,9 @@ async def play_episode(
         actions.append(joint)
         step[0] += 1
         state = nxt
-        env_emit("env_state", {**picture(state), "joint_action": list(joint)})
+        if steps:
+            env_emit("env_state", {**picture(state), "joint_action": list(joint)})
     score = game.score(state)
     env_emit("score", {"metric": game.info.metric, "value": score, "steps": step[0]})
-    return EpisodeResult(score=score, steps=step[0], actions=actions)
+    experts = {seats[p]: (a.orders, a.trajectory) for p, a in enumerate(agents) if hasattr(a, "trajectory")}
+    return EpisodeResult(score=score, steps=step[0], actions=actions, experts=experts)

@@ -80,6 +80,7 @@ class AdaptiveToMAgent(Agent):
             self.losses = [0.0 for _ in self.orders]  # Algorithm 1, line 2
             self.weights = [1.0 for _ in self.orders]  # Algorithm 2, line 2
         self._pending: list[str] | None = None
+        self.trajectory: list[list[float]] = []  # P^(k) at each step of this episode, before acting
 
     def probabilities(self) -> list[float]:
         """Normalized expert weights P^(k) (Algorithm 2, line 7); FTL puts all mass on its leader."""
@@ -108,6 +109,7 @@ class AdaptiveToMAgent(Agent):
     async def act(self, state: Any) -> Decision:
         predictions = await self._predict(state)
         probs = self.probabilities()
+        self.trajectory.append(probs)
         if self.algorithm == "ftl":
             chosen = self._leader()
         else:

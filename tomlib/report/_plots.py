@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from tomlib.paths import results_dir
+from tomlib.report._images import save_png
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -192,5 +193,5 @@ def save_figure(fig: Figure, name: str, results: str | os.PathLike[str] | None =
     out = results_dir(results) / "figures" / f"{name}.png"
     out.parent.mkdir(parents=True, exist_ok=True)
     tidy_legends(fig)
-    fig.savefig(out, dpi=120, bbox_inches="tight")
+    save_png(fig, out, dpi=120, bbox_inches="tight")  # with a palette: the same picture at about a third
     return out

@@ -92,6 +92,9 @@ def execute_one(
         return "failed", time.perf_counter() - t0, describe_failure(exc)
     finally:
         if output.exists():  # whatever a cell printed (a traceback quoting a key) is redacted on disk
+            from tomlib.report._images import shrink_notebook_images
+
+            shrink_notebook_images(output)  # its plots with a palette: the notebook and its page keep them each
             redact_file(output)
             # and names no local path of this machine (papermill records the notebook's own path too)
             portable_file(output, {str(notebook.parent.resolve()): notebook.parent.name, **_own_results(params)})

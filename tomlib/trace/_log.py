@@ -41,10 +41,11 @@ ENV_RUNS_MANIFEST = "TOMLIB_RUNS_MANIFEST"  # set by the runner: every run a ker
 FLUSH_INTERVAL_S = 0.1
 """The longest an event waits in memory before it reaches the file (see the module docstring)."""
 FLUSH_BYTES = 1 << 20
-STEP_KINDS = frozenset({"prediction", "action", "env_state"})
-"""What only a step view shows (a formal agent's reasoning chain, each action and state): dropped past a log's
-``detail_episodes``. What tables and figures are computed from (scores, expert weights, alignment, beliefs, model
-calls) and an episode's first state (its summary) are always written."""
+STEP_KINDS = frozenset({"prediction", "action", "env_state", "expert_weights", "alignment"})
+"""What only a step view shows (a formal agent's reasoning chain, each action and state, A-ToM's weights before and
+after each step): dropped past a log's ``detail_episodes``. Scores, beliefs, model calls and an episode's first state
+(its summary) are always written. Tables read A-ToM's weights from the run in memory
+(:attr:`tomlib.agents.EpisodeResult.experts`), never back from a log."""
 _ORJSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 EVENT_KINDS = (
@@ -134,6 +135,18 @@ def new_run_id(experiment: str) -> str:
     return f"{experiment.replace('/', '_')}-{stamp}-{secrets.token_hex(2)}"
 
 
+def drops_event(detail_episodes: int | None, kind: str, episode: int | None, step: int | None) -> bool:
+    """Whether a log of ``detail_episodes`` leaves this event out: a step kind past the detail episodes, except an
+    episode's first state."""
+    return (
+        detail_episodes is not None
+        and kind in STEP_KINDS
+        and episode is not None
+        and episode >= detail_episodes
+        and not (kind == "env_state" and step == 0)
+    )
+
+
 class RunLog:
     """Writes events for one run; ``with RunLog(...) as log:`` closes the file."""
 
@@ -183,6 +196,10 @@ class RunLog:
         self.event("run_start", start)
         self.flush()  # the run is visible as soon as it starts
 
+    def keeps_steps(self, episode: int | None) -> bool:
+        """Whether this log writes the :data:`STEP_KINDS` of ``episode`` (callers skip building what it would drop)."""
+        return self.detail_episodes is None or episode is None or episode < self.detail_episodes
+
     @property
     def closed(self) -> bool:
         return self._fh.closed
@@ -205,13 +222,7 @@ class RunLog:
             episode = episode if episode is not None else ctx.get("episode")
             step = step if step is not None else ctx.get("step")
             agent = agent if agent is not None else ctx.get("agent", "")
-        if (
-            self.detail_episodes is not None
-            and kind in STEP_KINDS
-            and episode is not None
-            and episode >= self.detail_episodes
-            and not (kind == "env_state" and step == 0)
-        ):
+        if drops_event(self.detail_episodes, kind, episode, step):
             return {"kind": kind, "payload": payload or {}, "episode": episode, "step": step, "dropped": True}
         ev = {
             "run_id": self.run_id,

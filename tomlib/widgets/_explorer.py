@@ -17,7 +17,8 @@ import ipywidgets as W
 import pandas as pd
 from ipywidgets.widgets.widget_string import HTMLStyle
 
-from tomlib.widgets._html import step_html
+from tomlib.report._images import small_png
+from tomlib.widgets._html import STYLE, step_html
 from tomlib.widgets._trace import EpisodeRef, Trace, refs_of
 
 ALL_AGENTS = "all agents"
@@ -49,7 +50,7 @@ class EpisodePane(W.VBox):
         # one layout and one style for every page: each widget of its own would save ~1.5 KB of defaults per step
         # in the notebook's widget state (and again in its HTML)
         look = {"layout": W.Layout(), "style": HTMLStyle()}
-        pages = [W.HTML(step_html(trace.step(ref, s, agents)), **look) for s in self.step_numbers]
+        pages = [W.HTML(step_html(trace.step(ref, s, agents), style=False), **look) for s in self.step_numbers]
         labels = [str(i + 1) for i in range(len(pages))]  # steps counted from 1, as in each page's header
         self.play = W.Play(value=0, min=0, max=len(pages) - 1, interval=700, description="play")
         self.slider = W.SelectionSlider(options=labels, index=0, description="step", continuous_update=True)
@@ -57,7 +58,8 @@ class EpisodePane(W.VBox):
         W.jslink((self.play, "value"), (self.slider, "index"))
         W.jslink((self.slider, "index"), (self.pages, "selected_index"))
         self.slider.observe(self._sync, "index")  # keeps the Python side right where jslink does not reach
-        super().__init__([W.HBox([self.play, self.slider]), self.pages])
+        # the steps' style once for the pane, not once a step (~0.7 KB each in the widget state)
+        super().__init__([W.HTML(STYLE, **look), W.HBox([self.play, self.slider]), self.pages])
 
     def _sync(self, change: dict[str, Any]) -> None:
         self.pages.selected_index = change["new"]
@@ -65,8 +67,8 @@ class EpisodePane(W.VBox):
 
     @property
     def shown(self) -> str:
-        """The HTML of the step on screen."""
-        return self.pages.children[self.pages.selected_index or 0].value
+        """The HTML of the step on screen, with its style."""
+        return STYLE + self.pages.children[self.pages.selected_index or 0].value
 
 
 class TraceExplorer(W.VBox):
@@ -311,7 +313,7 @@ class SummaryView(W.VBox):
             buf = io.BytesIO()
             fig.savefig(buf, format="png", dpi=90)
             plt.close(fig)
-            png = {"image/png": _b64(buf.getvalue())}
+            png = {"image/png": _b64(small_png(buf.getvalue(), colors=64))}  # a third of its full-colour size
             self.plot.outputs = ({"output_type": "display_data", "data": png, "metadata": {}},)
         rows = self.frame.itertuples(index=False)
         self.select.options = [

@@ -26,8 +26,9 @@ STYLE = """<style>
 COLORS = ("#1565c0", "#c62828", "#2e7d32", "#6a1b9a")
 
 
-def step_html(view: StepView) -> str:
-    """The whole step: header, the game panel, and one card per agent."""
+def step_html(view: StepView, *, style: bool = True) -> str:
+    """The whole step: header, the game panel, and one card per agent; ``style=False`` leaves out :data:`STYLE`
+    (a page of many steps carries it once)."""
     n = len(view.steps)
     pos = view.steps.index(view.step) + 1 if view.step in view.steps else view.step + 1
     head = f"<h4>{escape(view.ref.label())} — step {pos} of {n}</h4>"
@@ -40,7 +41,8 @@ def step_html(view: StepView) -> str:
     tail = ""
     if view.score is not None:
         tail = f"<div><b>episode outcome</b>: {escape(_outcome(view.score))}</div>"
-    return f'{STYLE}<div class="tx">{head}<div class="row">{panel}</div><div class="row">{cards}</div>{tail}</div>'
+    body = f'<div class="tx">{head}<div class="row">{panel}</div><div class="row">{cards}</div>{tail}</div>'
+    return (STYLE if style else "") + body
 
 
 def _outcome(score: dict[str, Any]) -> str:

@@ -105,8 +105,8 @@ class StepView:
 
 STEPS_NOT_LOGGED = (
     "This episode's steps were not logged: a formal run logs every step of its first episodes of each condition "
-    "(the run's detail_episodes) and keeps, for the others, their outcome and what tables are computed from (expert "
-    "weights, alignment). Every formal episode replays exactly from its seed."
+    "(the run's detail_episodes; none for a table under another reading) and keeps, for the others, their first state "
+    "and outcome. Every formal episode replays exactly from its seed: the table function with detail_episodes= logs it."
 )
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from tomlib.agents.adaptive import EXPERT_PREDICTIONS
 from tomlib.envs import PREFERENCES
+from tomlib.experiments.adaptive_tom._run import READING_DETAIL_EPISODES
 from tomlib.experiments.adaptive_tom._setup import (
     FIXED,
     PAPER_ID,
@@ -47,6 +48,7 @@ async def tie_sensitivity(
     rows = []
     for eps in epsilons:
         kw = {"episodes": episodes, "seed": seed, "results": results, "progress": False, "tie_break": "shared"}
+        kw["detail_episodes"] = READING_DETAIL_EPISODES
         t1 = (await table1(tasks=["memory_n"], pairs=list(MEMORY_N_STUCK), tie_epsilon=eps, **kw)).table  # type: ignore[arg-type]
         for _, r in t1[t1["metric"] == "point"].iterrows():
             rows.append(
@@ -118,6 +120,7 @@ async def prefer_sensitivity(
         raise ValueError(f"table must be one of {', '.join(PREFER_TABLES)}; got {table!r}")
     tasks = ["overcooked"] if table == "table3" else [t for t in tasks if t in PREFER_TASKS]
     kw: dict[str, Any] = {"episodes": episodes, "seed": seed, "results": results, "progress": False, **options}
+    kw["detail_episodes"] = READING_DETAIL_EPISODES
     rows: list[dict[str, Any]] = []
     for prefer in prefers:
         mine = list(tasks)
@@ -146,6 +149,7 @@ async def under_readings(
     claims resting on the table are judged under each (the runs write their units beside the default's)."""
     tasks = ["overcooked"] if table == "table3" else list(tasks)
     kw: dict[str, Any] = {"episodes": episodes, "seed": seed, "results": results, "progress": False}
+    kw["detail_episodes"] = READING_DETAIL_EPISODES
     rows = [{**r, "reading": "default"} for r in _cells(table, default, tasks, results, default.readings)]
     for label, options in variants.items():
         run = await _run_under(table, tasks, {**kw, **options})

@@ -25,15 +25,23 @@ from tomlib.experiments.adaptive_tom._setup import (
     Reproduction,
     Setup,
     load_task,
+    weight_frame,
 )
 from tomlib.report import attach_paper_values
 from tomlib.trace import RunLog
 
 FORMAL_DETAIL_EPISODES = 3
 """Episodes of each formal condition logged step by step (the explorer draws three in an exported page). The others
-keep their first state, outcome, expert weights and alignment, which is all the tables read back; every formal
-episode replays exactly from its seed. Logging every step of all 30 made the formal run logs 85% of the offline
-series' results folder (issue 35). LLM runs log every step."""
+keep their first state and outcome; the tables read A-ToM's weights from the run in memory
+(:attr:`Reproduction.weights`), and every formal episode replays exactly from its seed. Logging every step of all 30
+made the formal run logs 85% of the offline series' results folder, and A-ToM's weights at every step of every
+episode were most of what remained (issue 35). LLM runs log every step."""
+READING_DETAIL_EPISODES = 0
+"""The same for the runs of a table under our other readings (and the stand-in's playing rules):
+the notebooks show their cells, not their steps, so their logs keep each episode's first state and outcome only (the
+explorer opens them and says so). Their steps replay exactly: the table function with the same options and
+``detail_episodes=3`` logs them. Logging the first episode of each of their conditions took 2.5 of the series' 33 MB
+of results."""
 
 
 async def run_condition(
@@ -70,6 +78,23 @@ async def run_condition(
             return result
 
     return list(await asyncio.gather(*(one(ep) for ep in range(episodes))))
+
+
+def weight_steps(condition: str, played: Sequence[EpisodeResult]) -> list[dict[str, Any]]:
+    """A condition's A-ToM weights at every step of every episode, shaped as ``expert_weights`` events are read back
+    (condition, agent = seat, episode, step, payload with ``orders`` and ``probabilities``)."""
+    return [
+        {
+            "condition": condition,
+            "agent": seat,
+            "episode": i,
+            "step": s,
+            "payload": {"orders": orders, "probabilities": p},
+        }
+        for i, r in enumerate(played)
+        for seat, (orders, trajectory) in r.experts.items()
+        for s, p in enumerate(trajectory)
+    ]
 
 
 def _cell_rows(base: dict[str, Any], metric: str, scores: list[float], source: str) -> list[dict[str, Any]]:
@@ -122,6 +147,7 @@ async def _run_table(
     results: str | None,
     progress: bool,
     run_id: str | None,
+    detail_episodes: int = FORMAL_DETAIL_EPISODES,
 ) -> Reproduction:
     """Run ``cells`` = (condition columns, (player 1, player 2), task) and build the contract rows."""
     from tqdm.auto import tqdm
@@ -133,11 +159,12 @@ async def _run_table(
         run_id=run_id,
         results=results,
         meta={"model": setup.model, "source": setup.source, "episodes": episodes, "seed": seed},
-        detail_episodes=FORMAL_DETAIL_EPISODES if setup.chat is None else None,
+        detail_episodes=detail_episodes if setup.model == "formal" and setup.chat is None else None,
     )
     setup.connect(log)
     rows: list[dict[str, Any]] = []
     per_episode: list[dict[str, Any]] = []
+    weights: list[dict[str, Any]] = []
     games = {task: setup.game(task, tasks) for task in dict.fromkeys(task for _, _, task in cells)}
     bar = tqdm(total=len(cells) * episodes, desc=f"{experiment} ({setup.source})", disable=not progress)
     try:
@@ -145,10 +172,11 @@ async def _run_table(
         # episodes alone would leave most of a 64-slot endpoint idle; formal cells run one after another
         shared = asyncio.Semaphore(in_flight(None, setup.chat.concurrency)) if setup.chat is not None else None
 
-        async def cell(base: dict[str, Any], players: tuple[str, str], task: str) -> tuple[list[Any], list[Any]]:
+        async def cell(base: dict[str, Any], players: tuple[str, str], task: str) -> tuple[list[Any], ...]:
             game = games[task]
             metric = game.info.metric
             base = {"paper_id": PAPER_ID, "table_id": table_id, **base, "task": task}
+            condition = f"{task}:{players[0]} vs {players[1]}"
             try:
                 played = await run_condition(
                     game,
@@ -156,38 +184,49 @@ async def _run_table(
                     setup,
                     episodes=episodes,
                     seed=seed,
-                    condition=f"{task}:{players[0]} vs {players[1]}",
+                    condition=condition,
                     log=log,
                     limit=shared,
                     on_episode=lambda: bar.update(1),
                 )
             except NotReproduced as exc:
                 bar.update(episodes)
-                return _missing_rows(base, metric, setup.source, str(exc)), []
+                return _missing_rows(base, metric, setup.source, str(exc)), [], []
             scores = [r.score for r in played]
             prefer = setup.readings(game)["prefer"]  # per game: its own default where none is set
-            return _cell_rows(base, metric, scores, setup.source), [
-                {
-                    **base,
-                    "episode": i,
-                    "score": r.score,
-                    "steps": r.steps,
-                    "metric": metric,
-                    "source": setup.source,
-                    "prefer": prefer,
-                }
-                for i, r in enumerate(played)
-            ]
+            return (
+                _cell_rows(base, metric, scores, setup.source),
+                [
+                    {
+                        **base,
+                        "episode": i,
+                        "score": r.score,
+                        "steps": r.steps,
+                        "metric": metric,
+                        "source": setup.source,
+                        "prefer": prefer,
+                    }
+                    for i, r in enumerate(played)
+                ],
+                weight_steps(condition, played),
+            )
 
         together = len(cells) if shared is not None else 1
         done = await run_jobs(cells, cell, parallel=max(1, together), desc=experiment, unit="cell", progress=False)
-        for cell_rows, cell_episodes in done:  # in the order of the cells, however they finished
+        for cell_rows, cell_episodes, cell_weights in done:  # in the order of the cells, however they finished
             rows += cell_rows
             per_episode += cell_episodes
+            weights += cell_weights
     finally:
         bar.close()
         log.close()
     table = attach_paper_values(pd.DataFrame(rows))
     write_episode_units(per_episode, results, setup.readings())
     readings = {**setup.readings(), **({"prefer": setup.prefer} if setup.prefer else {})}
-    return Reproduction(table=table, episodes=pd.DataFrame(per_episode), run_id=log.run_id, readings=readings)
+    return Reproduction(
+        table=table,
+        episodes=pd.DataFrame(per_episode),
+        run_id=log.run_id,
+        readings=readings,
+        weights=weight_frame(weights),
+    )

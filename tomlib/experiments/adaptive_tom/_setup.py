@@ -182,6 +182,17 @@ class Reproduction:
     episodes: pd.DataFrame
     run_id: str
     readings: dict[str, str] = field(default_factory=dict)  # the readings it ran under, as units columns
+    weights: pd.DataFrame = field(default_factory=lambda: weight_frame([]))
+    """A-ToM's weights at every step of every episode (:func:`weight_frame`): what §6.1 and Fig. 3 are computed
+    from. The run log keeps them for its detail episodes only."""
+
+
+WEIGHT_COLUMNS = ("condition", "agent", "episode", "step", "payload")
+
+
+def weight_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """A-ToM's per-step weights as a frame with the columns of ``expert_weights`` events read back from a log."""
+    return pd.DataFrame(list(rows), columns=list(WEIGHT_COLUMNS))
 
 
 AGENT_NAMES = ["ToM-0", "ToM-1", "ToM-2", *ATOM.values(), "Greedy", "PBT"]

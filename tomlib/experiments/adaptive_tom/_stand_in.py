@@ -14,6 +14,7 @@ import pandas as pd
 from tomlib.agents.ppo import Population
 from tomlib.experiments.adaptive_tom._run import (
     FORMAL_DETAIL_EPISODES,
+    READING_DETAIL_EPISODES,
     run_condition,
 )
 from tomlib.experiments.adaptive_tom._setup import (
@@ -61,7 +62,7 @@ async def stand_in_sensitivity(
             setup = Setup(pbt="ppo-selfplay", **options)
             meta = {"source": setup.source, "variant": label}
             log = RunLog(
-                f"{PAPER_ID}.table3_stand_in", results=results, meta=meta, detail_episodes=FORMAL_DETAIL_EPISODES
+                f"{PAPER_ID}.table3_stand_in", results=results, meta=meta, detail_episodes=READING_DETAIL_EPISODES
             )
             times: list[float] = []
             try:

@@ -17,6 +17,7 @@ from tomlib.experiments.adaptive_tom._run import (
     _missing_rows,
     _run_table,
     run_condition,
+    weight_steps,
 )
 from tomlib.experiments.adaptive_tom._setup import (
     ATOM,
@@ -31,6 +32,7 @@ from tomlib.experiments.adaptive_tom._setup import (
     Reproduction,
     Setup,
     load_task,
+    weight_frame,
 )
 from tomlib.llm import ChatModel
 from tomlib.report import attach_paper_values
@@ -61,10 +63,12 @@ async def table1(
     progress: bool = True,
     run_id: str | None = None,
     chat: ChatModel | None = None,
+    detail_episodes: int = FORMAL_DETAIL_EPISODES,
     **options: Any,
 ) -> Reproduction:
     """Table 1: the nine fixed-order pairs, in both seats, on every task. ``options``: :class:`Setup`'s agent options
-    (the tie model, A-ToM's losses, the LLM prompts' history), as in every table below."""
+    (the tie model, A-ToM's losses, the LLM prompts' history), as in every table below. ``detail_episodes``: a
+    formal run's episodes per condition logged step by step (LLM runs log every step), as in every table below."""
     cells = pair_cells(tasks, pairs)
     setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, **options)
     return await _run_table(
@@ -77,6 +81,7 @@ async def table1(
         results=results,
         progress=progress,
         run_id=run_id,
+        detail_episodes=detail_episodes,
     )
 
 
@@ -103,6 +108,7 @@ async def table2(
     progress: bool = True,
     run_id: str | None = None,
     chat: ChatModel | None = None,
+    detail_episodes: int = FORMAL_DETAIL_EPISODES,
     **options: Any,
 ) -> Reproduction:
     """Table 2: A-ToM (FTL, Hedge) with ToM-0/1/2 partners in both seats, and with itself."""
@@ -122,6 +128,7 @@ async def table2(
         results=results,
         progress=progress,
         run_id=run_id,
+        detail_episodes=detail_episodes,
     )
 
 
@@ -138,6 +145,7 @@ async def table4(
     progress: bool = True,
     run_id: str | None = None,
     chat: ChatModel | None = None,
+    detail_episodes: int = FORMAL_DETAIL_EPISODES,
     **options: Any,
 ) -> Reproduction:
     """Table 4: the 3-action matrix game; LLMs at temperature 0.9, formal agents with random tie-breaking
@@ -154,6 +162,7 @@ async def table4(
         results=results,
         progress=progress,
         run_id=run_id,
+        detail_episodes=detail_episodes,
     )
 
 
@@ -170,12 +179,11 @@ async def fig3(
     progress: bool = True,
     run_id: str | None = None,
     chat: ChatModel | None = None,
+    detail_episodes: int = FORMAL_DETAIL_EPISODES,
     **options: Any,
 ) -> Reproduction:
     """Fig. 3: normalized expert weights P^(k) of A-ToM (Hedge, seat 1) over the steps of an episode, with a
-    ToM-0 and with a ToM-1 partner, averaged over episodes (read back from the run log)."""
-    from tomlib.trace import load_runs
-
+    ToM-0 and with a ToM-1 partner, averaged over episodes."""
     cells = [({"player1": "A-ToM", "player2": p}, (ATOM["Hedge"], p), task) for task in tasks for p in partners]
     setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, **options)
     run = await _run_table(
@@ -188,9 +196,9 @@ async def fig3(
         results=results,
         progress=progress,
         run_id=run_id,
+        detail_episodes=detail_episodes,
     )
-    events = load_runs(results, run_ids=[run.run_id], kinds=["expert_weights"])
-    events = events[events["agent"] == "player1"]
+    events = run.weights[run.weights["agent"] == "player1"]
     rows = []
     for (condition, step), part in events.groupby(["condition", "step"], sort=True):
         task, pair = str(condition).split(":", 1)
@@ -215,7 +223,7 @@ async def fig3(
     table = pd.DataFrame(rows)
     table["paper_value"] = float("nan")
     write_units_with_truth(final_weight_units(events, setup), results)
-    return Reproduction(table=table, episodes=run.episodes, run_id=run.run_id)
+    return Reproduction(table=table, episodes=run.episodes, run_id=run.run_id, weights=run.weights)
 
 
 def final_weight_units(events: pd.DataFrame, setup: Setup) -> pd.DataFrame:
@@ -253,10 +261,8 @@ def fig3_episode(
 ) -> pd.DataFrame:
     """Fig. 3 as the paper draws it: the normalized expert weights of A-ToM (Hedge, seat 1) over the steps of one
     episode, with each partner; ``first_update`` marks the first step after which the weights moved (the paper's
-    stars at step 5)."""
-    from tomlib.trace import load_runs
-
-    events = load_runs(results, run_ids=[run.run_id], kinds=["expert_weights"])
+    stars at step 5). ``results`` is not read (the weights are the run's own); kept for older callers."""
+    events = run.weights
     events = events[(events["agent"] == "player1") & (events["episode"] == episode)]
     events = events[events["condition"].astype(str).str.startswith(f"{task}:")]
     rows = []
@@ -293,6 +299,7 @@ async def table3(
     progress: bool = True,
     run_id: str | None = None,
     chat: ChatModel | None = None,
+    detail_episodes: int = FORMAL_DETAIL_EPISODES,
     **options: Any,
 ) -> Reproduction:
     """Table 3: Overcooked cross-play. Every ordered pair of different agent types plays ``episodes``
@@ -308,7 +315,7 @@ async def table3(
         run_id=run_id,
         results=results,
         meta={"model": model, "source": setup.source, "episodes": episodes},
-        detail_episodes=FORMAL_DETAIL_EPISODES if setup.chat is None else None,
+        detail_episodes=detail_episodes if setup.model == "formal" and setup.chat is None else None,
     )
     setup.connect(log)
     game = setup.game("overcooked")
@@ -324,6 +331,7 @@ async def table3(
     _announce(setup, [(pair, "overcooked") for pair in pairs], episodes, TASKS)
     scores: dict[str, list[float]] = {a: [] for a in playable}
     per_episode = []
+    weights: list[dict[str, Any]] = []
     bar = tqdm(total=len(pairs) * episodes, desc=f"{PAPER_ID}.table3 ({setup.source})", disable=not progress)
     try:
         for a, b in pairs:
@@ -339,6 +347,7 @@ async def table3(
             )
             scores[a] += [r.score for r in got]
             scores[b] += [r.score for r in got]
+            weights += weight_steps(f"overcooked:{a} vs {b}", got)
             per_episode += [
                 {
                     "paper_id": PAPER_ID,
@@ -372,7 +381,11 @@ async def table3(
     table = attach_paper_values(pd.DataFrame(rows))
     write_episode_units(per_episode, results, setup.readings(game))
     return Reproduction(
-        table=table, episodes=pd.DataFrame(per_episode), run_id=log.run_id, readings=setup.readings(game)
+        table=table,
+        episodes=pd.DataFrame(per_episode),
+        run_id=log.run_id,
+        readings=setup.readings(game),
+        weights=weight_frame(weights),
     )
 
 
@@ -412,20 +425,18 @@ def expert_weights(
     runs: Sequence[Reproduction], results: str | None = None, partners: Sequence[str] = NON_LLM_PARTNERS
 ) -> pd.DataFrame:
     """§6.1: A-ToM's average normalized expert weights P^(k) against each non-LLM partner (Greedy, PBT), over every
-    step of every episode in either seat, from the ``expert_weights`` events of Table 3 runs, beside the paper's.
+    step of every episode in either seat, from Table 3 runs' weights (:attr:`Reproduction.weights`), beside the paper's.
     FTL's weights are one-hot on its leader, so its average is the share of steps each expert led. A pairing a run
     did not play is a row without a value that says why. Greedy's rows from a run with the PPO stand-in keep the
     plain source (the stand-in is not in those episodes), and a pairing given by two runs is shown once.
     ``partners`` adds others (ToM-k partners: what the weights look like when the partner's order is known); only the
     non-LLM partners' episodes are written as units (§6.1's claim)."""
-    from tomlib.trace import load_runs
-
     rows: list[dict[str, Any]] = []
     units: list[dict[str, Any]] = []
     for run in runs:
         source = str(run.table["source"].iloc[0]) if len(run.table) else "?"
         notes = dict(zip(run.table.get("agent_type", []), run.table.get("note", []), strict=False))
-        events = load_runs(results, run_ids=[run.run_id], kinds=["expert_weights"])
+        events = run.weights
         got: dict[tuple[str, str], list[list[float]]] = {}
         per_episode: dict[tuple[str, str, str, int], list[list[float]]] = {}
         for condition, seat, episode, payload in zip(
