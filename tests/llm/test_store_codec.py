@@ -117,3 +117,39 @@ def test_a_frame_whose_dictionary_is_gone_names_the_fix(tmp_path: Path) -> None:
     fresh._codec = fresh._load_codec()
     with pytest.raises(StoreError, match="cache export"):
         fresh.get(key)
+
+
+def test_the_explorer_reads_an_exchange_without_writing_to_the_store(tmp_path: Path) -> None:
+    """``recorded_exchange`` opens a store read-only (another user's, a read-only disk): the same exchange, and the
+    store's file unchanged; an old store without dictionaries is read as well."""
+    from tomlib.llm import recorded_exchange
+    from tomlib.llm._store import StoreReader
+
+    store = ResponseStore(tmp_path / "s.sqlite")
+    key = store.put(req(3), resp(3))
+    store._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    before = (tmp_path / "s.sqlite").read_bytes()
+    (tmp_path / "s.sqlite").chmod(0o444)
+    want = {"messages": req(3)["messages"], "response_format": None, "reply": resp(3)["content"]}
+    assert recorded_exchange(key, tmp_path / "s.sqlite") == want
+    assert (tmp_path / "s.sqlite").read_bytes() == before
+    assert StoreReader(tmp_path / "s.sqlite").exchange("no-such-key") is None
+    immutable = StoreReader.__new__(StoreReader)  # what a store whose -shm cannot be made here is read with
+    immutable.path, immutable._conn = tmp_path / "s.sqlite", None
+    immutable._conn = immutable._open(immutable=True)
+    immutable._codec = immutable._load_codec()
+    assert immutable.exchange(key) == want
+    old = tmp_path / "old.sqlite"
+    with sqlite3.connect(old) as db:
+        db.executescript(OLD_SCHEMA)
+        db.execute(
+            "INSERT INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ("k1", "adaptive_tom.table1", "m", "s", canonical_json(req(4)), canonical_json(resp(4)), 0.0),
+        )
+    assert recorded_exchange("k1", old) == {
+        "messages": req(4)["messages"],
+        "response_format": None,
+        "reply": resp(4)["content"],
+    }
+    assert "dictionaries" not in {r[0] for r in sqlite3.connect(old).execute("SELECT name FROM sqlite_master")}

@@ -19,7 +19,7 @@ from tomlib.llm import recorded_exchange
 from tomlib.trace import REDACTED, RunLog, load_runs, payload_frame
 from tomlib.trace._log import FLUSH_INTERVAL_S, dumps
 from tomlib.trace._runs import compress_finished
-from tomlib.widgets import Trace
+from tomlib.widgets import Trace, step_html
 from tomlib.widgets._trace import exchange
 
 
@@ -208,3 +208,12 @@ def test_detail_episodes_keeps_every_step_of_the_first_episodes_and_the_outcome_
     ref = trace.refs("rd", "")[3]
     view = trace.step(ref, trace.steps(ref)[0])
     assert "were not logged" in view.note and "were not logged" not in trace.step(trace.refs("rd", "")[0], 0).note
+    with RunLog("formal", run_id="r0", detail_episodes=0) as log:  # a table under another reading: no steps at all
+        for step in range(3):
+            log.event("env_state", {"state": f"s{step}", "game": "g", "agents": ["a", "b"]}, episode=0, step=step)
+            log.event("action", {"action": "x"}, episode=0, step=step, agent="p1")
+        log.event("score", {"metric": "time", "value": 3.0, "steps": 3}, episode=0, step=3)
+    none = Trace.from_runs(["r0"])
+    ref = none.refs("r0", "")[0]
+    html = step_html(none.step(ref, (none.steps(ref) or [0])[0]))
+    assert "step 1 of 1<" in html and "were not logged" in html  # its first state, not "step 1 of 0"

@@ -574,37 +574,74 @@ class ResponseStore:
             self._local.conn = None
 
 
-_readers: dict[Path, ResponseStore] = {}
+class StoreReader:
+    """A store opened read-only (SQLite ``mode=ro``): what the explorer reads an exchange with. It never writes, so a
+    store another user made, or one on a read-only disk, shows its exchanges; a store whose write-ahead log cannot be
+    read that way is read as it was last checkpointed (``immutable``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._conn = self._open(immutable=False)
+        except sqlite3.OperationalError:  # its -shm cannot be made here: read what is in the main file
+            self._conn = self._open(immutable=True)
+        self._codec = self._load_codec()
+
+    def _open(self, *, immutable: bool) -> sqlite3.Connection:
+        from urllib.parse import quote
+
+        uri = f"file:{quote(str(self.path))}?mode=ro" + ("&immutable=1" if immutable else "")
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        conn.execute("SELECT 1 FROM responses LIMIT 1").fetchall()
+        return conn
+
+    def _load_codec(self) -> Codec:
+        try:
+            rows = self._conn.execute("SELECT id, data FROM dictionaries").fetchall()
+        except sqlite3.OperationalError:  # a store older than its dictionaries: its rows are JSON text
+            rows = []
+        known = {dictionary_id(d): d for d in shipped_dictionaries().values()} | {i: d for i, d in rows}
+        return Codec(known, {})
+
+    def exchange(self, key: str) -> dict[str, Any] | None:
+        row = self._conn.execute("SELECT request, response FROM responses WHERE key = ?", (key,)).fetchone()
+        if not row:
+            return None
+        try:
+            request, response = (json.loads(self._codec.decode(v)) for v in row)
+        except KeyError:  # a dictionary written since this reader opened
+            self._codec = self._load_codec()
+            request, response = (json.loads(self._codec.decode(v)) for v in row)
+        return {
+            "messages": request.get("messages", []),
+            "response_format": request.get("response_format"),
+            "reply": response.get("content", ""),
+        }
+
+
+_readers: dict[Path, StoreReader] = {}
 _readers_lock = threading.Lock()
 
 
 def recorded_exchange(key: str, store: str | os.PathLike[str] | None = None) -> dict[str, Any] | None:
     """The exchange a run log's ``llm_call`` event points to: the request's ``messages`` and ``response_format``
-    and the ``reply``, read from the store the call was made with (``store``) or else the default store. None when
-    neither holds ``key`` (a log moved without its store: import the store's transcript to see it)."""
+    and the ``reply``, read from the store the call was made with (``store``) or else the default store, read-only
+    (:class:`StoreReader`: nothing is written, so another user's store works too). None when neither holds ``key``
+    (a log moved without its store: import the store's transcript to see it)."""
     paths = [Path(store)] if store else []
     paths.append(store_path())
     for path in dict.fromkeys(p.resolve() for p in paths):
         if not path.is_file():
             continue
-        with _readers_lock:
-            reader = _readers.get(path)
-            if reader is None:
-                try:
-                    reader = _readers[path] = ResponseStore(path)
-                except (StoreError, sqlite3.Error, OSError) as exc:  # e.g. another user's store, read-only here
-                    log.info("cannot read the response store %s: %s", path, exc)
-                    continue
         try:
-            row = reader._query("SELECT request, response FROM responses WHERE key = ?", (key,)).fetchone()
-        except (StoreError, sqlite3.Error) as exc:
+            with _readers_lock:
+                reader = _readers.get(path)
+                if reader is None:
+                    reader = _readers[path] = StoreReader(path)
+            got = reader.exchange(key)
+        except (sqlite3.Error, OSError, KeyError, ValueError) as exc:  # unreadable here: say so in the log, go on
             log.info("cannot read the response store %s: %s", path, exc)
             continue
-        if row:
-            request, response = reader._decode(row[0]), reader._decode(row[1])
-            return {
-                "messages": request.get("messages", []),
-                "response_format": request.get("response_format"),
-                "reply": response.get("content", ""),
-            }
+        if got is not None:
+            return got
     return None

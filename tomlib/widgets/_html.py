@@ -29,7 +29,7 @@ COLORS = ("#1565c0", "#c62828", "#2e7d32", "#6a1b9a")
 def step_html(view: StepView, *, style: bool = True) -> str:
     """The whole step: header, the game panel, and one card per agent; ``style=False`` leaves out :data:`STYLE`
     (a page of many steps carries it once)."""
-    n = len(view.steps)
+    n = len(view.steps) or 1  # an episode whose steps were not logged shows its first state: step 1 of 1
     pos = view.steps.index(view.step) + 1 if view.step in view.steps else view.step + 1
     head = f"<h4>{escape(view.ref.label())} — step {pos} of {n}</h4>"
     if view.note:
