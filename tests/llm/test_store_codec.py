@@ -111,12 +111,34 @@ def test_a_frame_whose_dictionary_is_gone_names_the_fix(tmp_path: Path) -> None:
     store = ResponseStore(tmp_path / "s.sqlite")
     key = store.put(req(1), resp(1))
     store._conn().execute("DELETE FROM dictionaries")
-    fresh = ResponseStore(tmp_path / "s.sqlite")  # re-adds the committed ones: still readable
+    fresh = ResponseStore(tmp_path / "s.sqlite")  # the committed dictionary is known here: still readable
     assert fresh.get(key) == resp(1)
+    for i in range(MIN_SAMPLES):
+        fresh.put(req(i, "quickstart"), resp(i))
+    fresh.compact(train_new=True)  # a dictionary only this store holds
+    mine = fresh.put(req(900, "quickstart"), resp(900))
     fresh._conn().execute("DELETE FROM dictionaries")  # a row copied into a store that never held its dictionary
     fresh._codec = fresh._load_codec()
     with pytest.raises(StoreError, match="cache export"):
-        fresh.get(key)
+        fresh.get(mine)
+
+
+def test_a_store_keeps_a_committed_dictionary_from_its_first_row_that_uses_it(tmp_path: Path) -> None:
+    """A new store holds no dictionary until a row needs one, then only that paper's (a store of a few calls
+    carried all three, 48 KB, before); rows stay readable by another opener and by the read-only reader."""
+    from tomlib.llm import recorded_exchange
+
+    path = tmp_path / "s.sqlite"
+    store = ResponseStore(path)
+    held = lambda: {r[0] for r in store._conn().execute("SELECT paper FROM dictionaries")}  # noqa: E731
+    assert held() == set()
+    key = store.put(req(1, "coalition.table1"), resp(1))
+    assert held() == {"coalition"}
+    store.put(req(2, "coalition.table1"), resp(2))
+    store.put(req(3, "quickstart"), resp(3))  # no committed dictionary: plain zstd, nothing copied
+    assert held() == {"coalition"} and len(store._conn().execute("SELECT * FROM dictionaries").fetchall()) == 1
+    assert ResponseStore(path).get(key) == resp(1)
+    assert recorded_exchange(key, path)["reply"] == resp(1)["content"]  # type: ignore[index]
 
 
 def test_the_explorer_reads_an_exchange_without_writing_to_the_store(tmp_path: Path) -> None:

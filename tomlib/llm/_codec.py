@@ -79,6 +79,10 @@ class Codec:
     def knows(self, dict_id: int) -> bool:
         return dict_id == 0 or dict_id in self._dicts
 
+    def dictionary(self, dict_id: int) -> bytes:
+        """The bytes of dictionary ``dict_id``."""
+        return self._dicts[dict_id]
+
     def _caches(self) -> tuple[dict[str, zstandard.ZstdCompressor], dict[int, zstandard.ZstdDecompressor]]:
         mine = self._mine
         if not hasattr(mine, "enc"):

@@ -148,8 +148,8 @@ class ResponseStore:
         return Redactor()
 
     def _upgrade(self) -> None:
-        """Bring a store made by an older tomlib up to this schema (token columns; its rows stay as they are), and
-        add the committed dictionaries it lacks. Safe when several processes open the store at once."""
+        """Bring a store made by an older tomlib up to this schema (token columns; its rows stay as they are). Safe
+        when several processes open the store at once."""
         have = {r[1] for r in self._conn().execute("PRAGMA table_info(responses)")}
         for col in _TOKEN_COLUMNS:
             if col not in have:
@@ -158,24 +158,31 @@ class ResponseStore:
                 except sqlite3.OperationalError as exc:
                     if "duplicate column" not in str(exc):
                         raise
-        known = {r[0] for r in self._conn().execute("SELECT id FROM dictionaries")}
-        for paper, data in shipped_dictionaries().items():
-            if (i := dictionary_id(data)) not in known:
-                self._conn().execute(
-                    "INSERT OR IGNORE INTO dictionaries (id, paper, data, trained) VALUES (?, ?, ?, 0)",
-                    (i, paper, data),
-                )
 
     def _load_codec(self) -> Codec:
-        """The store's dictionaries; new values use, per paper, the one this store trained last, else the
-        committed one."""
+        """The store's dictionaries and the committed ones; new values use, per paper, the one this store trained
+        last, else the committed one. A committed dictionary is copied into the store with the first row that uses it
+        (:meth:`_keep_dictionary`), not before: a store of a few calls does not carry every paper's 16 KB."""
         rows = self._conn().execute("SELECT id, paper, data, trained FROM dictionaries ORDER BY trained, id").fetchall()
-        shipped = {paper: dictionary_id(d) for paper, d in shipped_dictionaries().items()}
-        preferred = dict(shipped)
+        committed = shipped_dictionaries()
+        preferred = {paper: dictionary_id(d) for paper, d in committed.items()}
         for i, paper, _, trained in rows:
             if trained > 0 or paper not in preferred:
                 preferred[paper] = i
-        return Codec({i: d for i, _, d, _ in rows}, preferred)
+        self._stored = {i for i, _, _, _ in rows}
+        return Codec({**{dictionary_id(d): d for d in committed.values()}, **{i: d for i, _, d, _ in rows}}, preferred)
+
+    def _keep_dictionary(self, paper: str) -> None:
+        """Copy the dictionary ``paper``'s new values use into the store before the first row that uses it, so the
+        store reads back on a checkout whose committed dictionaries differ (in the same transaction as that row
+        when the caller holds one)."""
+        i = self._codec.preferred.get(paper, 0)
+        if i and i not in self._stored:
+            self._query(
+                "INSERT OR IGNORE INTO dictionaries (id, paper, data, trained) VALUES (?, ?, ?, 0)",
+                (i, paper, self._codec.dictionary(i)),
+            )
+            self._stored.add(i)
 
     def _decode(self, value: str | bytes) -> Any:
         """A stored value as JSON; a dictionary another process added since this one opened is loaded first."""
@@ -243,6 +250,7 @@ class ResponseStore:
     ) -> tuple[bytes, bytes, int | None, int | None]:
         """A row's stored values: request and response in the store's encoding, and the response's token counts."""
         paper = paper_of(experiment)
+        self._keep_dictionary(paper)
         usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
         return (
             self._codec.encode(paper, scrub_surrogates(canonical_json(request))),
