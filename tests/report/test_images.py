@@ -59,3 +59,11 @@ def test_an_executed_notebook_keeps_everything_but_its_plots_bytes(tmp_path: Pat
     ):
         assert len(data["image/png"]) < 0.6 * len(png["image/png"]) and data["text/plain"] == "<Figure>"
     assert got.cells[1].source == "text" and shrink_notebook_images(path) == 0  # a second pass changes nothing
+
+
+def test_a_grey_png_is_read_not_refused() -> None:
+    """A mode without a colour palette method of its own (grey) is converted first; it used to raise in the runner."""
+    buf = io.BytesIO()
+    Image.linear_gradient("L").resize((300, 300)).save(buf, format="PNG")
+    out = small_png(buf.getvalue())
+    assert Image.open(io.BytesIO(out)).size == (300, 300)

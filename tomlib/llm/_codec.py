@@ -42,6 +42,11 @@ def shipped_dictionaries() -> dict[str, bytes]:
     return dict(_shipped(data_dir() / "dictionaries"))
 
 
+def with_committed(stored: Mapping[int, bytes]) -> dict[int, bytes]:
+    """Every dictionary a store's rows may name: the committed ones, and the store's own (which win)."""
+    return {**{dictionary_id(d): d for d in shipped_dictionaries().values()}, **stored}
+
+
 @functools.cache
 def _shipped(folder: Path) -> tuple[tuple[str, bytes], ...]:
     return tuple((p.stem, p.read_bytes()) for p in sorted(folder.glob("*.zdict"))) if folder.is_dir() else ()

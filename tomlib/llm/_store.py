@@ -28,7 +28,15 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
-from tomlib.llm._codec import Codec, dict_id_of, dictionary_id, paper_of, shipped_dictionaries, train
+from tomlib.llm._codec import (
+    Codec,
+    dict_id_of,
+    dictionary_id,
+    paper_of,
+    shipped_dictionaries,
+    train,
+    with_committed,
+)
 from tomlib.llm._errors import StoreError, TranscriptError
 from tomlib.llm._request import canonical_json, request_key, sample_key_from_json
 from tomlib.paths import store_path
@@ -170,7 +178,7 @@ class ResponseStore:
             if trained > 0 or paper not in preferred:
                 preferred[paper] = i
         self._stored = {i for i, _, _, _ in rows}
-        return Codec({**{dictionary_id(d): d for d in committed.values()}, **{i: d for i, _, d, _ in rows}}, preferred)
+        return Codec(with_committed({i: d for i, _, d, _ in rows}), preferred)
 
     def _keep_dictionary(self, paper: str) -> None:
         """Copy the dictionary ``paper``'s new values use into the store before the first row that uses it, so the
@@ -608,8 +616,7 @@ class StoreReader:
             rows = self._conn.execute("SELECT id, data FROM dictionaries").fetchall()
         except sqlite3.OperationalError:  # a store older than its dictionaries: its rows are JSON text
             rows = []
-        known = {dictionary_id(d): d for d in shipped_dictionaries().values()} | {i: d for i, d in rows}
-        return Codec(known, {})
+        return Codec(with_committed(dict(rows)), {})
 
     def exchange(self, key: str) -> dict[str, Any] | None:
         row = self._conn.execute("SELECT request, response FROM responses WHERE key = ?", (key,)).fetchone()

@@ -29,8 +29,8 @@ def small_png(data: bytes, colors: int = PNG_COLORS) -> bytes:
         return data
     if image.mode == "P":
         return data  # already a palette
-    method = Image.Quantize.FASTOCTREE if image.mode == "RGBA" else Image.Quantize.MEDIANCUT
     base = image if image.mode in ("RGB", "RGBA") else image.convert("RGBA")
+    method = Image.Quantize.FASTOCTREE if base.mode == "RGBA" else Image.Quantize.MEDIANCUT  # MEDIANCUT is RGB only
     out = io.BytesIO()
     base.quantize(colors, method=method).save(out, format="PNG", optimize=True)
     return out.getvalue() if out.tell() < len(data) else data
