@@ -215,3 +215,15 @@ def test_an_inconclusive_verdict_without_units_for_power_says_why() -> None:
     assert verdict_text(no_effect).endswith("no units for 80% power: the paper prints no effect to plan with")
     wrong_way = verdict_of(claim(paper_effect=-0.5), units(rng.normal(0, 1, 6), rng.normal(0, 1, 6)))
     assert "at the paper's own effect the claim does not hold" in verdict_text(wrong_way)
+
+
+def test_welch_with_one_side_alike_throughout_is_quiet_and_decided() -> None:
+    import warnings
+
+    from tomlib.claims._stats import welch
+
+    frame = pd.DataFrame({"group": ["A"] * 360 + ["B"] * 180, "value": [100.0] * 360 + [39.0, 43.0, 37.0] * 60})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # scipy's "Precision loss" warning would fail here
+        est = welch(frame)
+    assert est.effect == pytest.approx(100 - 39.6667, abs=1e-3) and est.se > 0 and est.method == "two samples (Welch)"

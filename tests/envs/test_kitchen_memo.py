@@ -1,4 +1,4 @@
-"""The kitchen's next states kept per (state, time step, joint action) are what the library's transition gives."""
+"""The kitchen's next states kept per (state, joint action) are what the library's transition gives, at any step."""
 
 from __future__ import annotations
 
@@ -19,3 +19,16 @@ def test_kept_next_states_equal_fresh_transitions() -> None:
             assert lib_key(nxt.lib) == lib_key(fresh.lib) and g.compact(nxt) == g.compact(fresh)
             s = nxt
     assert len(g.__dict__["_next"]) > 0
+
+
+def test_a_state_met_again_later_gets_its_next_state_at_the_later_step() -> None:
+    g = load_game("overcooked")
+    s = g.reset()
+    for _ in range(3):  # the same kitchen at steps 0, 1, 2: the second and third stays come from the memo
+        nxt, fresh = g.step(s, ("stay", "stay")), g.transition(s, ("stay", "stay"))[0]
+        assert nxt.lib == fresh.lib and nxt.lib.timestep == fresh.lib.timestep == s.lib.timestep + 1 == nxt.t
+        assert lib_key(nxt.lib) == lib_key(s.lib)
+        s = nxt
+    assert len(g.__dict__["_next"]) == 1
+    moved = g.step(s, ("left", "right"))
+    assert moved.lib == g.transition(s, ("left", "right"))[0].lib and moved.t == 4

@@ -10,7 +10,9 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+import weakref
+from functools import cache
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -38,9 +40,7 @@ class GreedyAgent(Agent):
         from tomlib.envs.overcooked import _lib
 
         _lib()
-        from overcooked_ai_py.agents.agent import GreedyHumanModel
-
-        self.model = GreedyHumanModel(planner)
+        self.model = _greedy_class()(_recalling(planner))
         self.model.reset()  # (reset clears the seat, so set it afterwards)
         self.model.set_agent_index(player)
 
@@ -57,3 +57,85 @@ def pbt_partner() -> Agent:
         "available offline; a labelled stand-in, a PPO self-play population trained on our kitchen, plays its seat "
         "with pbt='ppo-selfplay'"
     )
+
+
+# -- Greedy's pure lookups, remembered ------------------------------------------------------------------------
+# GreedyHumanModel asks the same questions of the same kitchen states over and over: which goals its greedy rule
+# picks (``ml_action``: a function of the state), and, when both cooks stood still, where each of its moves would
+# leave the cooks (six full library transitions, of which it reads the cooks' cells). The answers are kept per
+# planner, so Greedy plays exactly as the library's model does, a few times faster.
+
+_RECALL_LIMIT = 200_000  # answers kept per planner and kind before that memo starts over
+
+
+class _Moved(NamedTuple):
+    """What Greedy's unsticking reads of a next state: the cooks' cells."""
+
+    player_positions: tuple[Any, ...]
+
+
+class _RecallingMdp:
+    """The planner's gridworld, with ``get_state_transition`` answered from memory (for Greedy's unsticking only)."""
+
+    def __init__(self, mdp: Any) -> None:
+        self._mdp = mdp
+        self.moved: dict[Any, tuple[_Moved, None]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._mdp, name)
+
+    def get_state_transition(self, state: Any, joint_action: Any) -> tuple[_Moved, None]:
+        from tomlib.envs.overcooked import lib_key
+
+        key = (lib_key(state), joint_action)
+        got = self.moved.get(key)
+        if got is None:
+            if len(self.moved) >= _RECALL_LIMIT:
+                self.moved.clear()
+            nxt, _ = self._mdp.get_state_transition(state, joint_action)
+            got = self.moved[key] = (_Moved(nxt.player_positions), None)
+        return got
+
+
+class _RecallingPlanner:
+    """The planner as Greedy sees it: its own gridworld is a :class:`_RecallingMdp`; the rest is the planner's."""
+
+    def __init__(self, planner: Any) -> None:
+        self._planner = planner
+        self.mdp = _RecallingMdp(planner.mdp)
+        self.goals: dict[Any, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._planner, name)
+
+
+_VIEWS: weakref.WeakKeyDictionary[Any, _RecallingPlanner] = weakref.WeakKeyDictionary()
+
+
+def _recalling(planner: Any) -> _RecallingPlanner:
+    view = _VIEWS.get(planner)
+    if view is None:
+        view = _VIEWS[planner] = _RecallingPlanner(planner)
+    return view
+
+
+@cache
+def _greedy_class() -> type:
+    """overcooked-ai's GreedyHumanModel whose ``ml_action`` (the goals its greedy rule picks in a state) is kept per
+    seat and state in its planner view."""
+    from overcooked_ai_py.agents.agent import GreedyHumanModel
+
+    from tomlib.envs.overcooked import lib_key
+
+    class RecallingGreedy(GreedyHumanModel):  # type: ignore[misc,valid-type]
+        def ml_action(self, state: Any) -> Any:
+            goals = self.mlam.goals
+            key = (self.agent_index, lib_key(state))
+            got = goals.get(key)
+            if got is None:
+                if len(goals) >= _RECALL_LIMIT:
+                    goals.clear()
+                got = goals[key] = tuple(super().ml_action(state))
+            return got
+
+    return RecallingGreedy

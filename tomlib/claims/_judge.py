@@ -13,6 +13,7 @@ from tomlib.claims._robust import (
     Alternative,
     Reading,
     Robustness,
+    RowMasks,
     alternatives_of,
     defaults_only,
     load_readings,
@@ -62,10 +63,12 @@ def judge(
         if not sources:
             continue
         base: dict[str, dict[str, Judged]] = {}
-        judged = verdicts(paper, claims, defaults_only(mine, readings), sources, keep=base)
+        masks = RowMasks()
+        defaults = defaults_only(mine, readings, masks)
+        judged = verdicts(paper, claims, defaults, sources, keep=base)
         if robustness:
-            judged = with_robustness(judged, paper, claims, readings, mine, base)
-        frames.append(with_declared_truth(judged, claims, defaults_only(mine, readings)))
+            judged = with_robustness(judged, paper, claims, readings, mine, base, masks)
+        frames.append(with_declared_truth(judged, claims, defaults))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=VERDICT_COLUMNS)
 
 
@@ -76,10 +79,12 @@ def with_robustness(
     readings: list[Reading],
     units: dict[str, pd.DataFrame],
     base: dict[str, dict[str, Judged]],
+    masks: RowMasks | None = None,
 ) -> pd.DataFrame:
     """Fill ``robust``, ``flips_under``, ``held_under`` and ``not_checked``: under each alternative of each reading
     (:mod:`tomlib.claims._robust`), the claims whose rows it changes are judged again and Holm's correction is redone
     over the source's family (the others keep their judgement); a claim flips when its verdict changes."""
+    masks = masks or RowMasks()
     by_id = {c.claim_id: c for c in claims}
     verdict_of = {(r.claim_id, r.source): r.verdict for r in judged.itertuples() if r.verdict != "not reproduced"}
     picks = Picks(units)
@@ -94,7 +99,7 @@ def with_robustness(
             if not hit:
                 continue
             for key in {c.units for c in hit} - set(alt_units):
-                alt_units |= alt.units({key: units[key]}, readings)
+                alt_units |= alt.units({key: units[key]}, readings, masks)
             again = dict(family)
             judged_again: list[Claim] = []
             only_here: set[str] = set()

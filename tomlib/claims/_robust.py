@@ -129,28 +129,61 @@ def alternatives(table: pd.DataFrame, reading: Reading) -> list[str]:
     return sorted(set(norm(table.loc[~is_default(table, reading), reading.column])))
 
 
+class RowMasks:
+    """:func:`is_default` and :func:`norm` of a judgement's units tables, computed once per table (the same frame
+    object) and reading or column. Both read row by row, so a subset's answer is the table's at the subset's rows."""
+
+    def __init__(self) -> None:
+        self._by_table: dict[int, tuple[pd.DataFrame, dict[object, pd.Series]]] = {}
+
+    def _of(self, table: pd.DataFrame) -> dict[object, pd.Series]:
+        got = self._by_table.get(id(table))
+        if got is None or got[0] is not table:  # the frame is kept with its masks, so its id is never reused
+            got = self._by_table[id(table)] = (table, {})
+        return got[1]
+
+    def default(self, table: pd.DataFrame, reading: Reading) -> pd.Series:
+        masks = self._of(table)
+        if reading not in masks:
+            masks[reading] = is_default(table, reading)
+        return masks[reading]
+
+    def norm(self, table: pd.DataFrame, column: str) -> pd.Series:
+        masks = self._of(table)
+        if column not in masks:
+            masks[column] = norm(table[column])
+        return masks[column]
+
+
 def under(
-    table: pd.DataFrame, readings: Sequence[Reading], override: tuple[Reading, str] | None = None
+    table: pd.DataFrame,
+    readings: Sequence[Reading],
+    override: tuple[Reading, str] | None = None,
+    masks: RowMasks | None = None,
 ) -> pd.DataFrame:
     """The rows a verdict reads: every reading at its default, except ``override`` = (reading, value), whose rows
-    replace the default rows of each condition that has them."""
+    replace the default rows of each condition that has them. ``masks``: kept across calls on the same tables."""
+    masks = masks or RowMasks()
     keep = pd.Series(True, index=table.index)
     for r in readings:
         if r.column in table.columns and r.column != "metric" and (override is None or r != override[0]):
-            keep &= is_default(table, r)
+            keep &= masks.default(table, r)
     rows = table[keep]
     if override is None or override[0].column not in rows.columns:
         return rows
     reading, value = override
-    alt = norm(rows[reading.column]) == value
+    alt = masks.norm(table, reading.column)[keep] == value
     key = [c for c in rows.columns if c not in {*UNIT_COLUMNS, "value", EXPECTED, reading.column}]
     replaced = set(map(tuple, rows.loc[alt, key].astype(str).to_numpy()))
     has_alt = pd.Series([tuple(k) in replaced for k in rows[key].astype(str).to_numpy()], index=rows.index)
-    return rows[alt | (is_default(rows, reading) & ~has_alt)]
+    return rows[alt | (masks.default(table, reading)[keep] & ~has_alt)]
 
 
-def defaults_only(units: dict[str, pd.DataFrame], readings: Sequence[Reading]) -> dict[str, pd.DataFrame]:
-    return {k: under(v, readings) for k, v in units.items()}
+def defaults_only(
+    units: dict[str, pd.DataFrame], readings: Sequence[Reading], masks: RowMasks | None = None
+) -> dict[str, pd.DataFrame]:
+    masks = masks or RowMasks()
+    return {k: under(v, readings, masks=masks) for k, v in units.items()}
 
 
 @dataclass(frozen=True)
@@ -165,10 +198,13 @@ class Alternative:
         name = self.reading.column if self.reading.column else self.reading.parameter
         return f"{name}={self.value}"
 
-    def units(self, units: dict[str, pd.DataFrame], readings: Sequence[Reading]) -> dict[str, pd.DataFrame]:
+    def units(
+        self, units: dict[str, pd.DataFrame], readings: Sequence[Reading], masks: RowMasks | None = None
+    ) -> dict[str, pd.DataFrame]:
         if self.reading.column == "metric":
-            return defaults_only(units, readings)
-        return {k: under(v, readings, (self.reading, self.value)) for k, v in units.items()}
+            return defaults_only(units, readings, masks)
+        masks = masks or RowMasks()
+        return {k: under(v, readings, (self.reading, self.value), masks) for k, v in units.items()}
 
     def claims(self, claims: Sequence[Claim]) -> list[Claim]:
         if self.reading.column != "metric":

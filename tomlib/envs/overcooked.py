@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -168,16 +169,19 @@ class OvercookedGame(Game):
         return () if self.is_terminal(state) else ACTION_NAMES
 
     def step(self, state: KitchenState, joint: Sequence[str]) -> KitchenState:
-        """:meth:`transition`'s next state, kept per (:func:`lib_key`, time step, joint action): episodes that reach
-        the same state at the same step share the next one (a state is never changed once made)."""
+        """:meth:`transition`'s next state, kept per (:func:`lib_key`, joint action): episodes that reach the same
+        state share the next one, whatever the step (the library's transition does not read its time step; the state
+        given back carries this episode's). A state is never changed once made."""
         if self.is_terminal(state):
             raise IllegalAction("the episode is over")
         a0, a1 = self.check_joint(state, joint)
         memo = self.__dict__.setdefault("_next", {})
-        key = (lib_key(state.lib), state.lib.timestep, a0, a1)
+        key = (lib_key(state.lib), a0, a1)
         got = memo.get(key)
         if got is not None:
-            return self._wrap(got[0], state.t + 1, got[1])
+            lib = copy.copy(got[0])  # the remembered state's players and objects, shared, at this episode's time
+            lib.timestep = state.lib.timestep + 1
+            return self._wrap(lib, state.t + 1, got[1])
         nxt = self.transition(state, joint)[0]
         if len(memo) >= _NEXT_LIMIT:
             memo.clear()
