@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import ast
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tomlib.__main__ import main
@@ -54,6 +58,7 @@ def test_a_notebook_number_without_its_zero_is_suggested(capsys: pytest.CaptureF
             "'tasks' has 'gmae1' (did you mean 'game1'?), which is not one of memory_1",
         ),
         (["03", "-p", "pbt", "ppo"], "'pbt' must be one of none, ppo-selfplay, got 'ppo'"),
+        (["04", "-p", "tasks", "game1"], "'tasks' has 'game1', which is not one of memory_1, memory_n"),
         (
             ["06", "-p", "dynamics", "paperr"],
             "'dynamics' must be one of authors, paper, got 'paperr' (did you mean 'paper'?)",
@@ -91,7 +96,8 @@ def test_every_enumerated_default_of_the_series_is_one_of_its_choices() -> None:
                 seen.add(name)
                 default = ast.literal_eval(info["default"])
                 items = default.split(",") if CHOICES[name][1] else [default]
-                assert all(i in allowed_values(name) or (i == "" and CHOICES[name][2]) for i in items), (nb, name)
+                allowed = allowed_values(name, nb.stem)
+                assert all(i in allowed or (i == "" and CHOICES[name][2]) for i in items), (nb, name)
     assert seen == set(CHOICES)  # every entry is a parameter some notebook declares
 
 
@@ -190,3 +196,45 @@ def test_a_negative_budget_is_refused_by_the_parser(capsys: pytest.CaptureFixtur
     with pytest.raises(SystemExit) as info:
         main(["run", "--max-usd", "-1"])
     assert info.value.code == 2 and "must be 0 or more" in capsys.readouterr().err
+
+
+def _tomlib(argv: list[str], stdout: int | None = None, as_nobody: bool = False) -> subprocess.CompletedProcess[str]:
+    """``python -m tomlib`` in a new process, from the checkout; as ``nobody``, with Debian's Python 3.11 and the
+    venv's packages (the venv's own interpreter lies under /root, which nobody cannot enter)."""
+    site = str(Path(pd.__file__).resolve().parents[1])
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONPATH": f"{ROOT}:{site}", "PYTHONDONTWRITEBYTECODE": "1"}
+    python = "/usr/bin/python3.11" if as_nobody else sys.executable
+    prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"] if as_nobody else []
+    return subprocess.run(
+        [*prefix, python, "-m", "tomlib", *argv],
+        cwd=ROOT,
+        env=env,
+        stdout=stdout if stdout is not None else subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_output_into_a_closed_pipe_stops_quietly() -> None:
+    """`tomlib models | head -1`: the reader is gone before tomlib writes (its end of the pipe is closed)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = _tomlib(["models"], stdout=write)
+    finally:
+        os.close(write)
+    assert done.returncode == 141 and done.stderr == "", done.stderr
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None or not os.access("/usr/bin/python3.11", os.X_OK),
+    reason="needs root, setpriv and Debian's python3.11 to run tomlib as nobody",
+)
+def test_a_profile_another_user_owns_the_folder_of_is_one_line_with_the_ways_out() -> None:
+    """As nobody, on root's checkout: plan prints its plan, then says it cannot write the profile, in one line."""
+    done = _tomlib(["plan", "--model", "gpt-4o-mini", "--claims", "coalition"], as_nobody=True)
+    err = done.stderr.strip()
+    assert done.returncode == 2 and "Plan for gpt-4o-mini" in done.stdout, err
+    assert err.startswith("tomlib: error: no permission to use ") and "\n" not in err and "Traceback" not in err, err
+    assert "configs/profiles/plan-gpt-4o-mini-coalition.yaml" in err and "--out FILE" in err

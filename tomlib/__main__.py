@@ -4,6 +4,7 @@ in the project's environment)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -160,7 +161,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         return 0
     name = profile_name(plan, args.claims)
     path = write_profile(plan, args.out or profiles_dir() / f"{name}.yaml", args.claims)
-    print(f"Profile: {path}; run it with: python -m tomlib run --profile {path if args.out else name}")
+    print(f"Profile: {path}; run it with: {_invocation()} run --profile {path if args.out else name}")
     return 0
 
 
@@ -474,6 +475,16 @@ def _invocation() -> str:
     return "python -m tomlib" if not first or first.endswith("__main__.py") else first
 
 
+def _no_permission(exc: PermissionError) -> str:
+    """One line for a file this user may not read or write: which, and the ways out."""
+    where = f" {exc.filename}" if exc.filename else ""
+    return (
+        f"no permission to use{where} ({exc.strerror or exc}). tomlib writes into the checkout (results/, .tomlib/, "
+        "configs/profiles/): run it as the user who owns the checkout, or point it at a folder you may write "
+        "(--results DIR, --out FILE for plan, TOMLIB_STORE=FILE for the response store)."
+    )
+
+
 def _missing_module(module: str, argv: Sequence[str] | None) -> str:
     """One line for a Python without a module tomlib needs: the module, the interpreter, and the command that works
     (the project's .venv, which ``./reproduce.sh`` makes). Paths are relative when run from the checkout."""
@@ -501,7 +512,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = build_parser(_invocation() if argv is None else "tomlib").parse_args(argv)
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # output to a pipe is buffered: a reader gone away shows here, not at exit
+        return code
     except TomlibError as exc:  # a cause and a fix, in one line: no traceback for errors a user can cause
         print(f"tomlib: error: {exc}", file=sys.stderr)
         return 2
@@ -509,6 +522,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not exc.name or exc.name.partition(".")[0] == "tomlib":
             raise
         print(_missing_module(exc.name, argv), file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as other command-line tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor fail flushing stdout on the way out
+        return 141  # 128 + SIGPIPE: what a shell reports for a tool a closed pipe stopped
+    except PermissionError as exc:  # a checkout, store or results folder another user owns
+        print(f"tomlib: error: {_no_permission(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the workers were shut down on the way out
         why = str(exc) or "interrupted"

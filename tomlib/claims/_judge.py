@@ -38,12 +38,12 @@ from tomlib.paths import results_dir
 
 def units_for(claims: Iterable[Claim], units: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """The units each claim reads, keyed by its ``units`` text: several tables are stacked (their ``table_id``
-    column tells them apart in the claim's queries)."""
+    column tells them apart in the claim's queries). A claim resting on several tables is left out until the results
+    hold all of them (one notebook run alone on a fresh results folder writes only its own)."""
     out = {}
     for c in claims:
-        frames = [units[t] for t in c.tables if t in units]
-        if frames:
-            out[c.units] = pd.concat(frames, ignore_index=True)
+        if all(t in units for t in c.tables):
+            out[c.units] = pd.concat([units[t] for t in c.tables], ignore_index=True)
     return out
 
 
@@ -210,6 +210,7 @@ def claims_on(tables: str | Iterable[str], results: str | os.PathLike[str] | Non
     claim, a column per source (what a notebook shows at its end)."""
     wanted = {tables} if isinstance(tables, str) else set(tables)
     papers = sorted({t.split(".", 1)[0] for t in wanted})
+    units = read_units(results)
     judged = judge(results, papers)
     rows = []
     for paper in papers:
@@ -223,7 +224,13 @@ def claims_on(tables: str | Iterable[str], results: str | os.PathLike[str] | Non
                 row[r.source] = verdict_text(pd.Series(r._asdict()))
                 robust[r.source] = robustness_text(pd.Series(r._asdict()))
             if got.empty:
-                row["ours"] = "not reproduced: no units for it in these results"
+                missing = [t for t in c.tables if t not in units]
+                row["ours"] = (
+                    f"not reproduced here: it also rests on {', '.join(missing)}, whose units these results lack "
+                    "(run the notebook of that table into the same results folder, or the whole series)"
+                    if missing
+                    else "not reproduced: no units for it in these results"
+                )
             if text := robustness_across(robust):
                 row["robust to our readings?"] = text
             rows.append(row)

@@ -107,7 +107,7 @@ def check_model(model: str) -> None:
     if price(model, 1, (1, 1)).usd is None:
         raise UsageError(
             f"{model} has no prices in configs/models.yaml, so no plan can say what it costs; add "
-            "price_per_1k_input and price_per_1k_output to its entry (python -m tomlib models lists the priced ones)."
+            "price_per_1k_input and price_per_1k_output to its entry (`.venv/bin/tomlib models` lists the priced ones)."
         )
 
 

@@ -66,7 +66,7 @@ def plan_lines(plan: Plan) -> list[str]:
         if (rest["status"] == "no pilot").any():
             out.append(
                 "  A pilot shows how many units each size gives: run the claims' notebooks once at small sizes, e.g. "
-                "on the simulated model (python -m tomlib run --profile sim --results results/sim), then plan with "
+                "on the simulated model (`.venv/bin/tomlib run --profile sim --results results/sim`), then plan with "
                 "--pilot results/sim."
             )
     total, full = plan.total, plan.full_total
@@ -97,7 +97,7 @@ def write_profile(plan: Plan, path: str | os.PathLike[str], spec: str) -> Path:
     usd = plan.total.usd
     body = {
         "description": (
-            f"Written by `python -m tomlib plan --model {plan.model} --claims {spec} --power {plan.power:g} "
+            f"Written by `.venv/bin/tomlib plan --model {plan.model} --claims {spec} --power {plan.power:g} "
             f"--alpha {plan.alpha:g}`: the units that give each claim {plan.power:.0%} power at the paper's effect, "
             "and nothing else."
         ),

@@ -106,9 +106,21 @@ CHOICES: dict[str, tuple[Callable[[], Iterable[Any]], bool, bool]] = {
 }
 
 
+# A notebook whose enumerated parameter takes fewer values than the library's list (Table 4 plays the three-action
+# games only): (notebook stem, name) -> its own values, in place of CHOICES' list.
+NOTEBOOK_CHOICES: dict[tuple[str, str], Callable[[], Iterable[Any]]] = {
+    ("04_adaptive_tom_table4", "tasks"): _attribute("tomlib.experiments.adaptive_tom", "THREE_ACTION_TASKS"),
+    ("04_adaptive_tom_table4", "llm_tasks"): _attribute("tomlib.experiments.adaptive_tom", "THREE_ACTION_TASKS"),
+}
+
+
 @functools.cache
-def allowed_values(name: str) -> tuple[Any, ...]:
-    """The values tomlib accepts for the enumerated parameter ``name`` (empty for any other parameter)."""
+def allowed_values(name: str, notebook: str = "") -> tuple[Any, ...]:
+    """The values tomlib accepts for the enumerated parameter ``name`` of ``notebook`` (a stem; empty for any other
+    parameter)."""
+    own = NOTEBOOK_CHOICES.get((notebook, name))
+    if own is not None:
+        return tuple(own())
     entry = CHOICES.get(name)
     return tuple(entry[0]()) if entry else ()
 
@@ -120,12 +132,12 @@ def _default(info: dict[str, Any]) -> Any:
         return None
 
 
-def _outside_choices(name: str, value: Any, info: dict[str, Any]) -> str | None:
+def _outside_choices(name: str, value: Any, info: dict[str, Any], notebook: str = "") -> str | None:
     """Why ``value`` is not a value tomlib accepts for ``name``, with the closest one; None when it is."""
     if name not in CHOICES or value is None or value == _default(info):
         return None
     _, is_list, empty_ok = CHOICES[name]
-    known = allowed_values(name)
+    known = allowed_values(name, notebook)
     if is_list and not isinstance(value, str):
         return None  # the type check names it
     if empty_ok and value == "":
@@ -162,7 +174,7 @@ def check_values(notebook: str, declared: dict[str, dict[str, Any]], params: dic
         if ok is not None and value is not None and wrong_type:
             problems.append(f"'{name}' must be {kind} (default {info.get('default')}), got {value!r}")
             continue
-        outside = _outside_choices(name, value, info)
+        outside = _outside_choices(name, value, info, notebook)
         if outside:
             problems.append(outside)
     if problems:

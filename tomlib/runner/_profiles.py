@@ -51,7 +51,7 @@ class Profile(BaseModel):
     claims: list[str] = Field(
         default_factory=list,
         description="With stop_when_decided: the claims a notebook waits for (empty: every claim it serves); "
-        "`python -m tomlib plan` writes the ones it planned.",
+        "`.venv/bin/tomlib plan` writes the ones it planned.",
     )
     budget: Budget | None = Field(
         default=None,
