@@ -133,3 +133,23 @@ def test_a_run_only_under_another_reading_is_judged_and_labelled_by_it() -> None
     got = out.set_index("source")
     assert "sim:x" not in got.index or got.loc["sim:x", "verdict"] == "not reproduced"
     assert got.loc["sim:x (ties=shared(ε=0))", "verdict"] == "supported", out
+
+
+def test_robustness_asked_for_some_claims_is_theirs_in_the_whole_table() -> None:
+    """``wanted``: the claims a notebook shows. Their rows are those of the whole judgement, though alternatives that
+    touch only the other claims are skipped; Holm's family still holds every claim."""
+    rng = np.random.default_rng(5)
+    means = {("A", "independent"): 0.6, ("B", "independent"): 0.0, ("B", "shared(ε=0.1)"): 0.5}
+    means |= {("C", "independent"): 0.5, ("D", "independent"): 0.0, ("D", "shared(ε=0.5)"): 0.6}
+    t = table(rng, means, n=30)
+    first = claim(claim_id="t.first")
+    second = claim(claim_id="t.second", a="cond == 'C'", b="cond == 'D'")
+    readings = [reading()]
+    base: dict = {}
+    rows = verdicts("t", [first, second], {"t.units": under(t, readings)}, ["sim:x"], keep=base)
+    whole = with_robustness(rows, "t", [first, second], readings, {"t.units": t}, base)
+    part = with_robustness(rows, "t", [first, second], readings, {"t.units": t}, base, wanted={"t.first"})
+    pd.testing.assert_series_equal(part.iloc[0], whole.iloc[0])
+    assert whole.iloc[0]["flips_under"] + whole.iloc[0]["held_under"] == "ties=shared(ε=0.1)"  # not ε=0.5's
+    assert whole.iloc[1]["flips_under"] + whole.iloc[1]["held_under"] == "ties=shared(ε=0.5)"
+    assert part.iloc[1]["flips_under"] + part.iloc[1]["held_under"] == ""  # ε=0.5 touches only the second: skipped

@@ -48,11 +48,17 @@ def units_for(claims: Iterable[Claim], units: dict[str, pd.DataFrame]) -> dict[s
 
 
 def judge(
-    results: str | os.PathLike[str] | None = None, papers: Iterable[str] = PAPERS, robustness: bool = True
+    results: str | os.PathLike[str] | None = None,
+    papers: Iterable[str] = PAPERS,
+    robustness: bool = True,
+    only: Iterable[str] | None = None,
 ) -> pd.DataFrame:
     """Verdicts of every paper's claims on every source in ``results/units/`` (one row per claim and source; a
     claim with no units of a source present elsewhere in its paper is "not reproduced" for it), judged on the rows
-    under our default readings, and (``robustness``) judged again under every alternative the units hold."""
+    under our default readings, and (``robustness``) judged again under every alternative the units hold. ``only``
+    (claim ids): the rows of those claims, the same as in the whole table; Holm's families still hold every claim,
+    and an alternative is judged when it touches one of them."""
+    wanted = None if only is None else set(only)
     units = read_units(results)
     frames = []
     for paper in papers:
@@ -67,7 +73,9 @@ def judge(
         defaults = defaults_only(mine, readings, masks)
         judged = verdicts(paper, claims, defaults, sources, keep=base)
         if robustness:
-            judged = with_robustness(judged, paper, claims, readings, mine, base, masks)
+            judged = with_robustness(judged, paper, claims, readings, mine, base, masks, wanted)
+        if wanted is not None:
+            judged = judged[judged["claim_id"].isin(wanted)].reset_index(drop=True)
         frames.append(with_declared_truth(judged, claims, defaults))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=VERDICT_COLUMNS)
 
@@ -80,10 +88,12 @@ def with_robustness(
     units: dict[str, pd.DataFrame],
     base: dict[str, dict[str, Judged]],
     masks: RowMasks | None = None,
+    wanted: set[str] | None = None,
 ) -> pd.DataFrame:
     """Fill ``robust``, ``flips_under``, ``held_under`` and ``not_checked``: under each alternative of each reading
     (:mod:`tomlib.claims._robust`), the claims whose rows it changes are judged again and Holm's correction is redone
-    over the source's family (the others keep their judgement); a claim flips when its verdict changes."""
+    over the source's family (the others keep their judgement); a claim flips when its verdict changes. ``wanted``
+    (claim ids): only those claims' columns are filled, and an alternative that touches none of them is skipped."""
     masks = masks or RowMasks()
     by_id = {c.claim_id: c for c in claims}
     verdict_of = {(r.claim_id, r.source): r.verdict for r in judged.itertuples() if r.verdict != "not reproduced"}
@@ -91,9 +101,12 @@ def with_robustness(
     extra: list[dict] = []
     found: dict[tuple[str, str], Robustness] = {}
     checked: dict[tuple[str, str], set[str]] = {}
+    mine = claims if wanted is None else [c for c in claims if c.claim_id in wanted]
     for alt in alternatives_of(readings, units, claims):
         alt_units: dict[str, pd.DataFrame] = {}  # the alternative's rows, made per table as a claim needs them
         for source, family in base.items():
+            if not any(touches(alt, c, picks.of(c, source, alt)) for c in mine):
+                continue  # it changes none of the claims asked about: their Holm families stay as judged
             hit = [c for c in claims if touches(alt, c, picks.of(c, source, alt))]
             orphans = [c for c in hit if (c.claim_id, source) not in verdict_of]  # run under this reading only
             if not hit:
@@ -211,7 +224,8 @@ def claims_on(tables: str | Iterable[str], results: str | os.PathLike[str] | Non
     wanted = {tables} if isinstance(tables, str) else set(tables)
     papers = sorted({t.split(".", 1)[0] for t in wanted})
     units = read_units(results)
-    judged = judge(results, papers)
+    ids = [c.claim_id for paper in papers for c in load_claims(paper) if wanted & set(c.tables)]
+    judged = judge(results, papers, only=ids)
     rows = []
     for paper in papers:
         for c in load_claims(paper):
