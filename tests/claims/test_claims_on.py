@@ -20,3 +20,18 @@ def test_a_claim_resting_on_a_table_these_results_lack_says_so(tmp_path: Path) -
     for text in shown.loc[needs_table1, "ours"]:
         assert text.startswith("not reproduced here: it also rests on adaptive_tom.table1"), text
     assert shown.loc[~needs_table1, "formal"].notna().all()  # judged on the formal rows this run wrote
+
+
+def test_a_notebook_shows_the_claims_table_whole(tmp_path: Path) -> None:
+    """pandas cuts a cell at 50 characters in a notebook: the claims table is shown uncut, as HTML and as text."""
+    from IPython.core.formatters import DisplayFormatter
+
+    asyncio.run(at.table2(tasks=["memory_1"], algorithms=["FTL"], episodes=2, progress=False, results=str(tmp_path)))
+    shown = claims_on(["adaptive_tom.table2"], tmp_path)
+    long = [str(v) for v in shown.to_numpy().ravel() if isinstance(v, str) and len(v) > 60]
+    assert long  # statements and "not reproduced here: ..." are longer than pandas' cut
+    formats, _ = DisplayFormatter().format(shown)
+    for text in long:
+        assert text in formats["text/plain"]
+        assert text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") in formats["text/html"]
+    assert type(shown.set_index("claim")).__name__ == "ClaimsTable"  # still a DataFrame to work with

@@ -248,4 +248,27 @@ def claims_on(tables: str | Iterable[str], results: str | os.PathLike[str] | Non
             if text := robustness_across(robust):
                 row["robust to our readings?"] = text
             rows.append(row)
-    return pd.DataFrame(rows)
+    return ClaimsTable(rows)
+
+
+class ClaimsTable(pd.DataFrame):
+    """What :func:`claims_on` returns: a DataFrame a notebook shows whole. pandas cuts a cell's text at 50 characters,
+    which hid the verdicts' intervals, the units they need and the readings they flip under; the plain-text view
+    (what a notebook keeps beside the table, and IPython's terminal shows) is one block per claim."""
+
+    @property
+    def _constructor(self) -> type[ClaimsTable]:
+        return ClaimsTable
+
+    def _repr_html_(self) -> str | None:
+        with pd.option_context("display.max_colwidth", None):
+            return super()._repr_html_()
+
+    def _repr_pretty_(self, p: object, cycle: bool) -> None:
+        blocks = []
+        for _, r in self.iterrows():
+            lines = [f"{r.get('claim', '')} ({r.get('paper line', '')}; {r.get('rests on', '')})"]
+            shown = [(k, v) for k, v in r.items() if k not in ("claim", "paper line", "rests on") and pd.notna(v)]
+            lines += [f"  {k}: {v}" for k, v in shown]
+            blocks.append("\n".join(lines))
+        p.text("\n".join(blocks) if blocks else "no claims rest on these tables")  # type: ignore[attr-defined]
