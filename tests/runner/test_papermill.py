@@ -30,6 +30,8 @@ def test_the_kernels_shutdown_interrupt_prints_no_error_and_real_errors_still_sh
     assert "KeyboardInterrupt" not in err, err
     out = nbformat.read(tmp_path / "out.ipynb", as_version=4)
     assert out.cells[0].execution_count == 1  # the start-up line is not one of the notebook's executions
+    meta = out.cells[0].metadata  # papermill's start, end and duration; not nbclient's timestamps besides
+    assert "execution" not in meta and meta["papermill"]["duration"] > 0 and meta["papermill"]["status"] == "completed"
 
 
 ROOT = Path(__file__).resolve().parents[2]

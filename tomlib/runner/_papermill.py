@@ -84,6 +84,9 @@ def execute_one(
             log_output=False,
             engine_name=_ENGINE,
             on_cell=on_cell,
+            # papermill's metadata keeps each cell's start, end and duration; nbclient's four timestamps a cell
+            # besides were 45 KB of the series' executed notebooks, which nothing reads
+            record_timing=False,
             # the kernel's own start-up warnings (plain-TCP transport on loopback) would interleave with the
             # progress bars of every run; its errors still show
             extra_arguments=["--log-level=ERROR", f"--IPKernelApp.exec_lines={_QUIET_SHUTDOWN}"],
