@@ -67,3 +67,32 @@ def test_a_run_that_succeeds_prints_no_error_and_no_traceback(tmp_path: Path) ->
     assert out.returncode == 0, said
     assert "00_quickstart ok" in said, said
     assert "ERROR" not in said and "Traceback" not in said, said
+
+
+def test_a_run_whose_pages_would_need_the_network_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without ./reproduce.sh's scripts (a checkout where it never ran), the pages load them from a CDN: said before
+    the run, by name; with them, nothing is said."""
+    import os
+    import subprocess
+    import sys
+
+    from tomlib.runner._execute import missing_page_scripts
+
+    web = tmp_path / "webdeps"
+    monkeypatch.setenv("TOMLIB_WEBDEPS", str(web))
+    said = missing_page_scripts()
+    assert said is not None and said.startswith("MathJax and the widget renderer not found in ") and "offline" in said
+    env = {
+        **os.environ,
+        "TOMLIB_TRANSCRIPTS": str(ROOT / "data" / "transcripts"),
+        "TOMLIB_RESULTS": str(tmp_path / "results"),
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "tomlib", "run", "00", "--force"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert f"warning: {said}" in out.stdout
+    for part in ("mathjax/MathJax.js", "html-manager/dist/embed-amd.js", "requirejs/require.js"):
+        (web / part).parent.mkdir(parents=True, exist_ok=True)
+        (web / part).write_text("")
+    assert missing_page_scripts() is None

@@ -250,6 +250,21 @@ def page_scripts(folder: Path) -> dict[str, str]:
     return {**settings, "require_js_url": f"{AMD_RENDERER_DIR}/require.js", "widget_renderer_url": renderer}
 
 
+def missing_page_scripts() -> str | None:
+    """Which of the pages' scripts ``./reproduce.sh`` has not fetched here (the pages then load them from a CDN and
+    need the network), as a warning line; None when all are here."""
+    web = webdeps_dir()
+    gone = [] if (web / "mathjax" / "MathJax.js").exists() else ["MathJax"]
+    if not ((web / "html-manager" / "dist" / "embed-amd.js").exists() and (web / "requirejs" / "require.js").exists()):
+        gone.append("the widget renderer")
+    if not gone:
+        return None
+    return (
+        f"{' and '.join(gone)} not found in {web}: this run's pages load them from the internet, so they do not work "
+        "offline; ./reproduce.sh fetches them once (from the npm registry)"
+    )
+
+
 def export_html(notebook: Path) -> Path:
     """HTML beside the executed notebook (widget state included when the notebook saved it), redacted. The page
     loads its scripts from a folder beside it when they were fetched, so the results folder works offline."""
@@ -393,6 +408,8 @@ def run_notebooks(
     plan = _plan(books, prof, res, out_dir, force=force, overrides=overrides or {})
     for line in check_models((stem, p.params) for stem, p in plan.items() if p.result is None):
         print(f"warning: {line}")
+    if html and any(p.result is None for p in plan.values()) and (scripts := missing_page_scripts()):
+        print(f"warning: {scripts}")
     with sandbox_env(sandbox or prof.sandbox), budget_env(budget, res, spend_to_budget) as ledger:
         if ledger is not None and budget is not None:
             over = "starts anyway and stops at the budget" if spend_to_budget else "is refused before its first call"
