@@ -52,14 +52,15 @@ def judge(
     papers: Iterable[str] = PAPERS,
     robustness: bool = True,
     only: Iterable[str] | None = None,
+    units: dict[str, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """Verdicts of every paper's claims on every source in ``results/units/`` (one row per claim and source; a
     claim with no units of a source present elsewhere in its paper is "not reproduced" for it), judged on the rows
     under our default readings, and (``robustness``) judged again under every alternative the units hold. ``only``
     (claim ids): the rows of those claims, the same as in the whole table; Holm's families still hold every claim,
-    and an alternative is judged when it touches one of them."""
+    and an alternative is judged when it touches one of them. ``units``: ``results``' units, when already read."""
     wanted = None if only is None else set(only)
-    units = read_units(results)
+    units = read_units(results) if units is None else units
     frames = []
     for paper in papers:
         claims = load_claims(paper)
@@ -225,7 +226,7 @@ def claims_on(tables: str | Iterable[str], results: str | os.PathLike[str] | Non
     papers = sorted({t.split(".", 1)[0] for t in wanted})
     units = read_units(results)
     ids = [c.claim_id for paper in papers for c in load_claims(paper) if wanted & set(c.tables)]
-    judged = judge(results, papers, only=ids)
+    judged = judge(results, papers, only=ids, units=units)
     rows = []
     for paper in papers:
         for c in load_claims(paper):

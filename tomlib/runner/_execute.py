@@ -219,6 +219,12 @@ def font_folders(script: str, _mtime_ns: int) -> dict[str, tuple[str, ...]]:
 MATHJAX = "mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"  # nbconvert's configuration, from beside the page
 
 
+def _fetched(web: Path) -> tuple[bool, bool]:
+    """Whether ``./reproduce.sh`` fetched MathJax, and the widget renderer with require.js, into ``web``."""
+    renderer = (web / "html-manager" / "dist" / "embed-amd.js").exists() and (web / "requirejs" / "require.js").exists()
+    return (web / "mathjax" / "MathJax.js").exists(), renderer
+
+
 def page_scripts(folder: Path) -> dict[str, str]:
     """Copy require.js, the widget renderer (with its icon fonts) and MathJax beside the pages in ``folder`` once,
     and return the exporter settings that load them from there; what ``./reproduce.sh`` could not fetch keeps the
@@ -226,16 +232,17 @@ def page_scripts(folder: Path) -> dict[str, str]:
     from tomlib.widgets._page import copy_renderer
 
     web = webdeps_dir()
+    has_mathjax, has_renderer = _fetched(web)
     settings: dict[str, str] = {}
     mathjax = web / "mathjax"
-    if (mathjax / "MathJax.js").exists():
+    if has_mathjax:
         if not (folder / "mathjax" / "MathJax.js").exists():
             shutil.copytree(mathjax, folder / "mathjax.part", dirs_exist_ok=True)
             shutil.rmtree(folder / "mathjax", ignore_errors=True)
             (folder / "mathjax.part").rename(folder / "mathjax")  # whole or not at all
         settings["mathjax_url"] = MATHJAX
     require = web / "requirejs" / "require.js"
-    if not (web / "html-manager" / "dist" / "embed-amd.js").exists() or not require.exists():
+    if not has_renderer:
         return settings
     renderer = copy_renderer(folder, "embed-amd.js", AMD_RENDERER_DIR)
     dist = web / "html-manager" / "dist"
@@ -254,9 +261,8 @@ def missing_page_scripts() -> str | None:
     """Which of the pages' scripts ``./reproduce.sh`` has not fetched here (the pages then load them from a CDN and
     need the network), as a warning line; None when all are here."""
     web = webdeps_dir()
-    gone = [] if (web / "mathjax" / "MathJax.js").exists() else ["MathJax"]
-    if not ((web / "html-manager" / "dist" / "embed-amd.js").exists() and (web / "requirejs" / "require.js").exists()):
-        gone.append("the widget renderer")
+    has_mathjax, has_renderer = _fetched(web)
+    gone = [name for name, has in (("MathJax", has_mathjax), ("the widget renderer", has_renderer)) if not has]
     if not gone:
         return None
     return (
