@@ -7,11 +7,14 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from tests.planning.pilots import CLAIM as PILOT_CLAIM
+from tests.planning.pilots import pilot as make_pilot
 from tomlib.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -232,9 +235,24 @@ def test_output_into_a_closed_pipe_stops_quietly() -> None:
     reason="needs root, setpriv and Debian's python3.11 to run tomlib as nobody",
 )
 def test_a_profile_another_user_owns_the_folder_of_is_one_line_with_the_ways_out() -> None:
-    """As nobody, on root's checkout: plan prints its plan, then says it cannot write the profile, in one line."""
-    done = _tomlib(["plan", "--model", "gpt-4o-mini", "--claims", "coalition"], as_nobody=True)
+    """As nobody, on root's checkout: plan prints its plan, then says it cannot write the profile, in one line. The
+    pilot is a folder of this test's own (the checkout's results/ may not exist), one that nobody can read."""
+    pilot = Path(tempfile.mkdtemp(prefix="tomlib-pilot-"))
+    try:
+        make_pilot(pilot, "llm:local", tasks=2, sd=3.0)
+        for folder in (pilot, *(p for p in pilot.rglob("*") if p.is_dir())):
+            folder.chmod(0o755)
+        argv = ["plan", "--model", "gpt-4o-mini", "--claims", PILOT_CLAIM, "--pilot", str(pilot)]
+        done = _tomlib(argv, as_nobody=True)
+    finally:
+        shutil.rmtree(pilot)
     err = done.stderr.strip()
-    assert done.returncode == 2 and "Plan for gpt-4o-mini" in done.stdout, err
+    assert done.returncode == 2 and "Plan for gpt-4o-mini" in done.stdout, (done.stdout, err)
     assert err.startswith("tomlib: error: no permission to use ") and "\n" not in err and "Traceback" not in err, err
-    assert "configs/profiles/plan-gpt-4o-mini-coalition.yaml" in err and "--out FILE" in err
+    assert f"configs/profiles/plan-gpt-4o-mini-{PILOT_CLAIM}.yaml" in err and "--out FILE" in err
+
+
+def test_a_pilot_folder_that_does_not_exist_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A typo in --pilot used to plan nothing ("no pilot" for every claim) and end 0."""
+    err = one_line_error(capsys, ["plan", "--model", "gpt-4o-mini", "--claims", "coalition", "--pilot", "results/smi"])
+    assert "--pilot results/smi: no such folder" in err and "check the spelling" in err

@@ -358,6 +358,11 @@ def make_plan(
     if max_scale <= 0:
         raise UsageError(f"--max-scale must be above 0 (1 is the papers' own scale); got {max_scale}.")
     folders = [Path(p) for p in pilots] or [results_dir()]
+    if missing := [str(f) for f in pilots if not Path(f).is_dir()]:
+        raise UsageError(
+            f"--pilot {', '.join(missing)}: no such folder. A pilot is a results folder of an earlier run "
+            "(e.g. results/sim after `.venv/bin/tomlib run --profile sim --results results/sim`); check the spelling."
+        )
     units = {f: _stacked(read_units(f), claims) for f in folders}
     stems = {NOTEBOOK_OF[t] for c in claims for t in c.tables if t in NOTEBOOK_OF}
     family = family_sizes(claims, model, stems)
