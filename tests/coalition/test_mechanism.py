@@ -19,6 +19,7 @@ from tomlib.coalition import (
     apply_blocking,
     brute_force_stable,
     brute_force_stable_pairs,
+    enumerate_structures,
     find_blocking,
     find_blocking_pair,
     ftm,
@@ -34,6 +35,7 @@ from tomlib.coalition import (
     solve_coalitions,
     solve_pairs,
 )
+from tomlib.coalition._asp import _blocking_coalition
 from tomlib.paths import data_dir
 from tomlib.trace import RunLog, load_runs
 
@@ -157,11 +159,24 @@ def test_clingo_coalitions_agree_with_brute_force(inst) -> None:  # type: ignore
     stable = brute_force_stable(inst)
     sol = solve_coalitions(inst)
     assert sol.stable_exists == bool(stable)
+    any_stable = solve_coalitions(inst, optimize=False)  # its cuts are brute force's blocking coalitions
+    assert any_stable.stable_exists == bool(stable)
     if stable:
         assert find_blocking(inst, sol.structure) is None
         assert sol.objective == min(objective(inst, s) for s in stable)
-        any_stable = solve_coalitions(inst, optimize=False)
         assert any_stable.structure in stable
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(max_n=7), st.data())
+def test_clingos_blocking_check_agrees_with_brute_force(inst, data) -> None:  # type: ignore[no-untyped-def]
+    """The solver checks small guesses by brute force and asks clingo only for a cut's coalition; clingo's check
+    must still agree with brute force on any structure, as it answers alone above eight agents."""
+    structures = list(enumerate_structures(inst.n, inst.min_size, inst.everyone_in))
+    structure = data.draw(st.sampled_from(structures))
+    found = _blocking_coalition(inst, structure)
+    assert (found is None) == (find_blocking(inst, structure) is None)
+    assert found is None or found in all_blocking(inst, structure)
 
 
 @settings(max_examples=200, deadline=None)

@@ -59,9 +59,9 @@ class CoalitionStructure:
 
 def partner_sum(inst: AlignmentInstance, i: int, coalition: Sequence[int]) -> tuple[int, int]:
     """(Σ w_ij, number of partners) of i in ``coalition`` (which contains i): B'_i is their ratio."""
-    w = inst.weights
+    row = inst.weight_rows[i]
     partners = [j for j in coalition if j != i]
-    return int(sum(int(w[i, j]) for j in partners)), len(partners)
+    return sum(row[j] for j in partners), len(partners)
 
 
 def value(inst: AlignmentInstance, i: int, coalition: Sequence[int] | None) -> Fraction | None:
@@ -83,12 +83,16 @@ def strictly_prefers(inst: AlignmentInstance, i: int, new: Sequence[int], curren
 
 def _blocking(inst: AlignmentInstance, structure: CoalitionStructure) -> Iterator[Coalition]:
     """Every blocking coalition of ``structure``, smallest first. Brute force."""
-    where = {i: structure.coalition_of(i) for i in range(inst.n)}
+    rows = inst.weight_rows
+    # (Σ w_ij, partners) of each agent's own coalition; None outside, where any coalition is preferred
+    now = [None if (c := structure.coalition_of(i)) is None else partner_sum(inst, i, c) for i in range(inst.n)]
     for size in range(inst.blocking_size, inst.n + 1):
+        k = size - 1
         for cand in itertools.combinations(range(inst.n), size):
             if inst.trusted_blocking and not inst.all_trusted(cand):
                 continue  # G.2: a blocking coalition is trusted throughout
-            if all(strictly_prefers(inst, i, cand, where[i]) for i in cand):
+            # strictly_prefers, cross-multiplied (w_ii = 0, so the sum over cand is the sum over i's partners)
+            if all((cur := now[i]) is None or sum(rows[i][j] for j in cand) * cur[1] < cur[0] * k for i in cand):
                 yield cand
 
 

@@ -90,7 +90,8 @@ class AlignmentInstance:
 
     def all_trusted(self, members: Sequence[int]) -> bool:
         """Every member with beliefs trusts every other member (φ ≤ ε): G.2's condition on a blocking coalition."""
-        return all(self.trusted(i, j) for i in members if self.has_beliefs[i] for j in members if j != i)
+        trust = self.trust
+        return all(trust[i][j] for i in members if self.has_beliefs[i] for j in members if j != i)
 
     @property
     def n(self) -> int:
@@ -115,7 +116,7 @@ class AlignmentInstance:
             if self.has_beliefs[i]:
                 for j in range(self.n):
                     if j != i:
-                        out[i][j] = (1 - dec(self.scores[i, j])) / 2 + sign * lam * alpha[j]
+                        out[i][j] = self.exact_phi(i, j) + sign * lam * alpha[j]
         return out
 
     @cached_property
@@ -148,13 +149,36 @@ class AlignmentInstance:
         res = self.resolution
         return np.array([[round(x * res) for x in row] for row in self.exact_weights], dtype=np.int64)
 
+    @cached_property
+    def weight_rows(self) -> tuple[tuple[int, ...], ...]:
+        """:attr:`weights` as rows of Python ints, for the brute-force checks' inner loops."""
+        return tuple(tuple(row) for row in self.weights.tolist())
+
+    @cached_property
+    def trust(self) -> tuple[tuple[bool, ...], ...]:
+        """``trust[i][j]`` is :meth:`trusted` (i, j), computed once (the diagonal is False)."""
+        return tuple(tuple(j != i and self.trusted(i, j) for j in range(self.n)) for i in range(self.n))
+
+    @cached_property
+    def _exact_phis(self) -> dict[tuple[int, int], Fraction]:
+        return {}  # (i, j) -> φ_ij, filled as asked (a matrix of Fractions costs more than the checks that read it)
+
     def exact_phi(self, i: int, j: int) -> Fraction:
         """φ_ij = (1 - s_ij)/2 of the printed decimal score, exactly."""
-        return (1 - Fraction(repr(float(self.scores[i, j])))) / 2
+        known = self._exact_phis
+        phi = known.get((i, j))
+        if phi is None:
+            phi = known[i, j] = (1 - Fraction(repr(float(self.scores[i, j])))) / 2
+        return phi
+
+    @cached_property
+    def exact_epsilon(self) -> Fraction:
+        """ε as the decimal it prints as."""
+        return Fraction(repr(float(self.epsilon)))
 
     def trusted(self, i: int, j: int) -> bool:
         """j is a trusted member for i (FTM, §6.2): φ_ij ≤ ε, compared exactly."""
-        return bool(self.has_beliefs[i]) and self.exact_phi(i, j) <= Fraction(repr(float(self.epsilon)))
+        return bool(self.has_beliefs[i]) and self.exact_phi(i, j) <= self.exact_epsilon
 
     def with_scores(self, scores: Sequence[Sequence[float]] | np.ndarray) -> AlignmentInstance:
         """The same agents and parameters with new scores (one round of Algorithm 1)."""
