@@ -76,7 +76,8 @@ def test_an_unpriced_model_and_a_typo_are_refused_with_the_fix(isolated: Path, c
     assert main(["plan", "--model", "gpt-4o-mini", "--claims", "coalition.higher_tom_no_gian", "--no-write"]) == 2
     assert "did you mean 'coalition.higher_tom_no_gain'" in capsys.readouterr().err
     assert main(["plan", "--model", "gpt-4o-mini", "--claims", "coalitions", "--no-write"]) == 2
-    assert "the papers are" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "(did you mean 'coalition'?)" in err and "the papers are" in err
 
 
 def test_the_written_profile_runs_the_plan_and_nothing_else(isolated: Path, capsys: pytest.CaptureFixture) -> None:

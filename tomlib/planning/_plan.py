@@ -116,19 +116,22 @@ def select_claims(spec: str) -> list[Claim]:
     wanted = [s.strip() for s in spec.split(",") if s.strip()]
     if not wanted:
         raise UsageError(f"--claims names no paper or claim; give one of {', '.join(PAPERS)} or claim ids.")
+    from tomlib.runner._params import did_you_mean
+
     out: list[Claim] = []
     for item in wanted:
         paper = item.split(".", 1)[0]
         if paper not in PAPERS:
-            raise UsageError(f"--claims: {item!r} is not of a paper; the papers are {', '.join(PAPERS)}.")
+            raise UsageError(
+                f"--claims: {item!r} is not of a paper{did_you_mean(paper, PAPERS)}; the papers are "
+                f"{', '.join(PAPERS)}."
+            )
         claims = load_claims(paper)
         if item == paper:
             out += claims
             continue
         hit = [c for c in claims if c.claim_id == item]
         if not hit:
-            from tomlib.runner._params import did_you_mean
-
             raise UsageError(f"--claims: no claim {item!r}{did_you_mean(item, [c.claim_id for c in claims])}.")
         out += hit
     return list({c.claim_id: c for c in out}.values())
