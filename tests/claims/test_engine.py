@@ -227,3 +227,25 @@ def test_welch_with_one_side_alike_throughout_is_quiet_and_decided() -> None:
         warnings.simplefilter("error")  # scipy's "Precision loss" warning would fail here
         est = welch(frame)
     assert est.effect == pytest.approx(100 - 39.6667, abs=1e-3) and est.se > 0 and est.method == "two samples (Welch)"
+
+
+def test_an_inconclusive_verdict_past_its_planned_units_does_not_ask_for_units() -> None:
+    """n = 300 with 90 enough for the paper's effect: more units are not what is missing."""
+    from tomlib.claims import verdict_text
+
+    row = pd.Series(
+        {
+            "verdict": "inconclusive",
+            "effect": -0.26,
+            "ci_low": -1.04,
+            "ci_high": 0.51,
+            "n_units": 300,
+            "units_for_power": 90.0,
+            "method": "paired t",
+        }
+    )
+    said = "; 90 already give 80% power at the paper's effect, so the data speak against one that large"
+    assert verdict_text(row).endswith(said)
+    fewer = row.copy()
+    fewer["n_units"] = 40
+    assert verdict_text(fewer).endswith("; 90 would give 80% power at the paper's effect")
