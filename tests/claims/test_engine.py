@@ -244,7 +244,7 @@ def test_an_inconclusive_verdict_past_its_planned_units_does_not_ask_for_units()
             "method": "paired t",
         }
     )
-    said = "; 90 already give 80% power at the paper's effect, so the data speak against one that large"
+    said = "n = 300; past the 90 units that give 80% power at the paper's effect"
     assert verdict_text(row).endswith(said)
     fewer = row.copy()
     fewer["n_units"] = 40

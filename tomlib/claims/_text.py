@@ -30,8 +30,8 @@ def verdict_text(row: pd.Series) -> str:
         text = f"{v}: {fmt(row['effect'])} [{fmt(row['ci_low'])}, {fmt(row['ci_high'])}], n = {n}"
     need = row.get("units_for_power")
     if v == "inconclusive" and need is not None and not pd.isna(need) and n >= need:
-        # not a call for more units: an effect as large as the paper's would most likely have shown by now
-        text += f"; {int(need)} already give 80% power at the paper's effect, so the data speak against one that large"
+        # not a call for more units (the plan's SD may be the paper's, so no more is said than that)
+        text += f"; past the {int(need)} units that give 80% power at the paper's effect"
     elif v == "inconclusive" and need is not None and not pd.isna(need):
         text += f"; {int(need)} would give 80% power at the paper's effect"
     elif v == "inconclusive" and "no units for 80% power: " in str(row.get("method") or ""):
