@@ -53,6 +53,22 @@ def test_check_hints_holds_each_parameter_to_its_type_hint() -> None:
             check_hints({**ns, **bad})
 
 
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        ({"trials": 0}, "parameter trials must be at least 1; got 0"),  # was a KeyError 'cycle_length' in cell 7
+        ({"rounds": -1}, "parameter rounds must be at least 1; got -1"),  # was a zip() ValueError in cell 6
+        ({"selection_draws": 0}, "parameter selection_draws must be at least 1"),
+        ({"min_size": -2}, "parameter min_size must be at least 0"),
+    ],
+)
+def test_07s_counts_are_checked_before_any_work(bad: dict[str, int], said: str) -> None:
+    counts = {"rounds": 6, "trials": 100, "selection_draws": 300, "min_size": 0}
+    cm.check_parameters(**counts)
+    with pytest.raises(ValueError, match=said):
+        cm.check_parameters(**{**counts, **bad})
+
+
 def test_one_to_many_matchings_fill_up_where_pairs_leave_agents_out() -> None:
     t = cm.one_to_many_comparison(trials=20, seed=1, sizes=(3, 5), quotas=(1, 2))
     assert list(t.index) == [(3, 1), (3, 2), (5, 1), (5, 2)]

@@ -36,6 +36,7 @@ from tomlib.coalition import (
     value,
 )
 from tomlib.coalition._appendix_g import BLOCKING_READINGS, check_appendix_g
+from tomlib.experiments._checks import check_whole
 from tomlib.trace import RunLog
 
 PAPER_ID = "coalition"
@@ -44,6 +45,14 @@ APPENDIX_A = {"Engineer1": 0.7, "Engineer2": 0.9}
 """The PM's alignment scores printed in Appendix A (both drafts)."""
 OURS = {"Engineer3": 0.2, "Engineer4": -0.4}
 """Illustrative scores for the two engineers Appendix A does not show (ours, not the paper's)."""
+
+
+def check_parameters(*, rounds: int, trials: int, selection_draws: int, min_size: int) -> None:
+    """Notebook 07's counts before any work (``min_size`` 0 is ⌈N/2⌉; ε and the sizes are checked by
+    :func:`tomlib.coalition.make_instance`, with the paper's reading of each)."""
+    for name, count in {"rounds": rounds, "trials": trials, "selection_draws": selection_draws}.items():
+        check_whole(name, count, 1)
+    check_whole("min_size", min_size, 0)
 
 
 def worked_instance(
