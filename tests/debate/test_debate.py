@@ -133,8 +133,9 @@ def test_notebook_parameters_and_the_estimate(make_model, server, isolated) -> N
     from tomlib.experiments import coalition_debate as cd
 
     assert cd.check_debate_parameters("local", judge="", llm_mode="replay", debates=1) == ("local", "local")
-    with pytest.raises(ValueError, match="at least 1"):
-        cd.check_debate_parameters("local", judge="", llm_mode="replay", debates=0)
+    for bad in (0, -1):  # -1 used to be told "0 = all", which 0 then refused
+        with pytest.raises(ValueError, match=f"debates must be at least 1 \\(the paper: 11\\); got {bad}"):
+            cd.check_debate_parameters("local", judge="", llm_mode="replay", debates=bad)
     with pytest.raises(TypeError, match="debates must be a whole number"):
         cd.check_debate_parameters("local", judge="", llm_mode="replay", debates="11")
     with pytest.raises(ValueError, match="one debater model"):

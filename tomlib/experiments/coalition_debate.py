@@ -22,7 +22,7 @@ import pandas as pd
 
 from tomlib.coalition import DEFAULT_SELECTION, check_selection
 from tomlib.debate import Debate, DebateConfig, best_pairs, cooperation_rate, debater_names, run_debate, win_rates
-from tomlib.experiments._checks import check_counts, check_models
+from tomlib.experiments._checks import check_models, check_whole
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._selection import random_instances, recorded_instances, selection_shares
 from tomlib.experiments._units import write_units_with_truth
@@ -39,9 +39,9 @@ PAPER_COOPERATION = {1: 9.1, 5: 18.2}
 
 def check_debate_parameters(model: str, *, judge: str, llm_mode: str, debates: Any) -> tuple[str, str]:
     """Check notebook 12's parameters before any work; return (debater model, judge model)."""
-    check_counts(debates=debates)
-    if debates < 1:
-        raise ValueError("parameter debates must be at least 1 (the paper: 11)")
+    check_whole("debates", debates, None)
+    if debates < 1:  # not a count from the start of a set: no 0 for "all" here
+        raise ValueError(f"parameter debates must be at least 1 (the paper: 11); got {debates}")
     names = check_models(model, llm_mode)
     if len(names) != 1:
         raise ValueError(f"parameter model names one debater model; got {names}")
