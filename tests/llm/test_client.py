@@ -47,7 +47,21 @@ def test_replay_miss_names_the_call_site_and_the_fix(make_model, server) -> None
     msg = str(info.value)
     assert "adaptive_tom.table1/ep2/p1" in msg
     assert "llm_mode='auto'" in msg and "replay mode" in msg
+    assert "Nothing of adaptive_tom.table1 was recorded for this model." in msg
     assert server.n_requests == 0
+
+
+def test_a_replay_past_the_recorded_items_says_so(make_model, server) -> None:  # type: ignore[no-untyped-def]
+    """A run with more items than its recording (a notebook's `humaneval_tasks 0`, all of them) misses at a call
+    site that was never recorded; the message says how much of the experiment was."""
+    for ep in range(2):
+        make_model().complete_sync(user("q"), sample_key={"experiment": "coalition.programming", "episode": ep})
+    with pytest.raises(ReplayMiss) as info:
+        make_model(mode="replay").complete_sync(
+            user("q"), sample_key={"experiment": "coalition.programming", "episode": 2}
+        )
+    assert "2 calls of coalition.programming were recorded for this model, none at this call site" in str(info.value)
+    assert "a count of 0 means all" in str(info.value)
 
 
 def test_replay_hits_what_auto_recorded_without_network(make_model, server) -> None:  # type: ignore[no-untyped-def]

@@ -23,13 +23,25 @@ def explain_miss(store: ResponseStore, request: dict[str, Any]) -> str:
             f"{describe_change(same_len[0], request)}."
         )
     else:
-        notes += moved_endpoint(store, request)
+        notes += moved_endpoint(store, request) or [_beyond_the_recording(store, request)]
     experiment = request["sample_key"]["experiment"]
     for path, problem in store.transcript_problems.items():
         stem = os.path.basename(path).removesuffix(".jsonl.gz")
         if experiment == stem or experiment.startswith(stem + ".") or stem.startswith(experiment):
             notes.append(f"Its transcript could not be read: {problem}")
     return (" " + " ".join(notes)) if notes else ""
+
+
+def _beyond_the_recording(store: ResponseStore, request: dict[str, Any]) -> str:
+    """A call site never recorded: none of its experiment was, or the run goes past what was (more items)."""
+    experiment = request["sample_key"]["experiment"]
+    n = store.recorded_in_experiment(request)
+    if n == 0:
+        return f"Nothing of {experiment} was recorded for this model."
+    return (
+        f"{n} calls of {experiment} were recorded for this model, none at this call site: the run goes past what was "
+        "recorded (more tasks, questions, episodes or rounds than the recording; a count of 0 means all)."
+    )
 
 
 def moved_endpoint(store: ResponseStore, request: dict[str, Any], name: str = "") -> list[str]:

@@ -344,6 +344,14 @@ class ResponseStore:
         ).fetchall()
         return [self._decode(r[0]) for r in rows]
 
+    def recorded_in_experiment(self, request: dict[str, Any]) -> int:
+        """How many responses of ``request``'s model and experiment are stored, at any call site."""
+        experiment = request["sample_key"]["experiment"]
+        row = self._query(
+            "SELECT COUNT(*) FROM responses WHERE experiment = ? AND model = ?", (experiment, model_label(request))
+        ).fetchone()
+        return int(row[0])
+
     def endpoints_elsewhere(self, request: dict[str, Any]) -> list[str]:
         """Other endpoints under which the same served model answered this call site: a recording that a moved
         server (another port) no longer finds, since the endpoint is part of the key (see ``endpoint_id``)."""
