@@ -233,3 +233,18 @@ def test_same_store_shared_by_two_models_on_different_ports(server, tmp_path: Pa
     with FakeOpenAIServer() as other:  # a new random port, same endpoint_id
         r = ChatModel(fake_config(other), store=store, mode="replay").complete_sync(user("q"), sample_key="t")
     assert r.cache_hit
+
+
+def test_the_notebooks_imports_leave_the_sdk_until_a_live_call() -> None:
+    """Replay never sends a request, so every notebook's imports leave openai unloaded (about 0.4 s of each
+    notebook's start in the offline series); a live call imports it (the tests above)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tomlib.experiments.adaptive_tom, tomlib.experiments.coalition_programming, "
+        "tomlib.experiments.coalition_debate, tomlib.experiments.coalition_reasoning, tomlib.experiments.tom_ib, "
+        "tomlib.claims, tomlib.report, tomlib.widgets, tomlib.quickstart; print('openai' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "False", done.stderr

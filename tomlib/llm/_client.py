@@ -18,9 +18,8 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
-import openai
 from pydantic import BaseModel, ConfigDict, Field
 
 from tomlib.llm._budget import Budget, BudgetLedger, default_ledger, estimate_prompt_tokens
@@ -41,6 +40,9 @@ from tomlib.llm._request import (
 )
 from tomlib.llm._store import ResponseStore, scrub_surrogates
 from tomlib.paths import transcripts_dir
+
+if TYPE_CHECKING:  # the SDK is imported when a live call needs it: replay never does (a third of a second)
+    import openai
 
 log = logging.getLogger("tomlib.llm")
 LONG_WAIT_S = 5.0
@@ -136,6 +138,8 @@ def _retry_after(exc: Exception) -> float | None:
 
 def _classify(exc: Exception, timeout_s: float) -> tuple[bool, str]:
     """(retryable, reason) for an exception raised by the SDK during one attempt."""
+    import openai
+
     if isinstance(exc, openai.APITimeoutError | TimeoutError):
         return True, f"timed out after {timeout_s:g} s"
     if isinstance(exc, openai.APIConnectionError):
@@ -241,6 +245,8 @@ class ChatModel:
         """The HTTP client (and, for kind `local`, a started server), created once on the engine loop."""
         if self._client is not None:
             return self._client
+        import openai
+
         if self._client_lock is None:
             self._client_lock = asyncio.Lock()
         async with self._client_lock:
@@ -304,6 +310,8 @@ class ChatModel:
     async def _attempts(self, client: openai.AsyncOpenAI, kwargs: dict[str, Any], request: dict[str, Any]) -> dict:
         """Send with retries: backoff with jitter, Retry-After floored by our backoff and capped, a deadline
         on each attempt (a server trickling bytes cannot hold a call past ``timeout_s``)."""
+        import openai
+
         cfg = self.config
         for attempt in range(cfg.max_retries + 1):
             t0 = time.perf_counter()
