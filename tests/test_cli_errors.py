@@ -252,6 +252,25 @@ def test_a_profile_another_user_owns_the_folder_of_is_one_line_with_the_ways_out
     assert f"configs/profiles/plan-gpt-4o-mini-{PILOT_CLAIM}.yaml" in err and "--out FILE" in err
 
 
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None or not os.access("/usr/bin/python3.11", os.X_OK),
+    reason="needs root, setpriv and Debian's python3.11 to run tomlib as nobody",
+)
+def test_a_pilot_another_user_keeps_closed_is_one_line_about_reading_it() -> None:
+    """As nobody, a --pilot inside root's private folder: the line names it and does not talk of the checkout."""
+    private = Path(tempfile.mkdtemp(prefix="tomlib-private-"))  # mode 700, root's
+    try:
+        (private / "pilot").mkdir()
+        argv = ["plan", "--model", "gpt-4o-mini", "--claims", "coalition", "--pilot", str(private / "pilot")]
+        done = _tomlib(argv, as_nobody=True)
+    finally:
+        shutil.rmtree(private)
+    err = done.stderr.strip()
+    assert done.returncode == 2 and "\n" not in err and "Traceback" not in err, err
+    assert err.startswith(f"tomlib: error: no permission to use {private / 'pilot'}") and "may not open it" in err
+    assert "writes into the checkout" not in err
+
+
 def test_a_pilot_folder_that_does_not_exist_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A typo in --pilot used to plan nothing ("no pilot" for every claim) and end 0."""
     err = one_line_error(capsys, ["plan", "--model", "gpt-4o-mini", "--claims", "coalition", "--pilot", "results/smi"])

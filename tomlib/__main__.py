@@ -477,7 +477,15 @@ def _invocation() -> str:
 
 def _no_permission(exc: PermissionError) -> str:
     """One line for a file this user may not read or write: which, and the ways out."""
+    from pathlib import Path
+
     where = f" {exc.filename}" if exc.filename else ""
+    root = Path(__file__).resolve().parent.parent
+    if exc.filename and not Path(os.fsdecode(exc.filename)).resolve().is_relative_to(root):
+        return (  # a path the user gave (a --pilot, --results, a profile) that another user keeps closed
+            f"no permission to use{where} ({exc.strerror or exc}): this user may not open it. Give a folder or file "
+            "you may read (and write, where tomlib writes: --results DIR, --out FILE), or ask its owner to open it."
+        )
     return (
         f"no permission to use{where} ({exc.strerror or exc}). tomlib writes into the checkout (results/, .tomlib/, "
         "configs/profiles/): run it as the user who owns the checkout, or point it at a folder you may write "
