@@ -479,9 +479,10 @@ def _no_permission(exc: PermissionError) -> str:
     """One line for a file this user may not read or write: which, and the ways out."""
     from pathlib import Path
 
+    from tomlib.paths import project_root
+
     where = f" {exc.filename}" if exc.filename else ""
-    root = Path(__file__).resolve().parent.parent
-    if exc.filename and not Path(os.fsdecode(exc.filename)).resolve().is_relative_to(root):
+    if exc.filename and not Path(os.fsdecode(exc.filename)).resolve().is_relative_to(project_root()):
         return (  # a path the user gave (a --pilot, --results, a profile) that another user keeps closed
             f"no permission to use{where} ({exc.strerror or exc}): this user may not open it. Give a folder or file "
             "you may read (and write, where tomlib writes: --results DIR, --out FILE), or ask its owner to open it."
