@@ -96,3 +96,36 @@ def test_a_run_whose_pages_would_need_the_network_says_so(tmp_path: Path, monkey
         (web / part).parent.mkdir(parents=True, exist_ok=True)
         (web / part).write_text("")
     assert missing_page_scripts() is None
+
+
+def test_a_kernel_handed_a_port_in_use_is_started_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the race two dask workers can run into: jupyter_client hands out a port that another process binds first, and
+    # the kernel exits with "Address already in use" before it answers. Here the port is really taken, by this test.
+    import socket
+
+    from jupyter_client.connect import LocalPortCache
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    busy = taken.getsockname()[1]
+    handed: list[int] = []
+    pick = LocalPortCache.find_available_port
+
+    def first_one_busy(self: LocalPortCache, ip: str) -> int:
+        port = busy if not handed else pick(self, ip)
+        handed.append(port)
+        return port
+
+    monkeypatch.setattr(LocalPortCache, "find_available_port", first_one_busy)
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}})
+    nb.cells = [nbformat.v4.new_code_cell("x = 41 + 1\nx")]
+    nbformat.write(nb, tmp_path / "in.ipynb")
+    try:
+        status, _, error = execute_one(tmp_path / "in.ipynb", tmp_path / "out.ipynb", {})
+    finally:
+        taken.close()
+    assert handed[0] == busy and len(handed) >= 10  # the first kernel got the busy port; a second got five fresh ones
+    assert status == "ok", error
+    out = nbformat.read(tmp_path / "out.ipynb", as_version=4)
+    assert out.cells[0].execution_count == 1 and out.cells[0].outputs[0]["data"]["text/plain"] == "42"

@@ -33,6 +33,14 @@ while the kernel is still answering a message (not running a cell), ipykernel lo
 the run, and a run that succeeded printed it. An interrupt during a cell still fails that cell as before."""
 
 
+KERNEL_START_ATTEMPTS = 3
+_DIED_AT_START = "Kernel died before replying to kernel_info"  # jupyter_client's words, before any cell ran
+"""A kernel that dies before it answers is started again on fresh ports. jupyter_client picks a kernel's five ports
+by binding port 0 and letting go; when two processes (two dask workers) start kernels at once, the second can be
+handed a port the first kernel is about to bind, and its kernel exits with "Address already in use". No cell has
+run then, so nothing is repeated."""
+
+
 @functools.cache
 def _register_engine() -> None:
     """papermill's nbclient engine, telling ``on_cell`` (an execute_notebook keyword) which cell starts."""
@@ -75,22 +83,28 @@ def execute_one(
     output.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     try:
-        papermill.execute_notebook(
-            str(notebook),
-            str(output),
-            parameters=params,
-            cwd=str(notebook.parent),
-            progress_bar=False,
-            log_output=False,
-            engine_name=_ENGINE,
-            on_cell=on_cell,
-            # papermill's metadata keeps each cell's start, end and duration; nbclient's four timestamps a cell
-            # besides were 45 KB of the series' executed notebooks, which nothing reads
-            record_timing=False,
-            # the kernel's own start-up warnings (plain-TCP transport on loopback) would interleave with the
-            # progress bars of every run; its errors still show
-            extra_arguments=["--log-level=ERROR", f"--IPKernelApp.exec_lines={_QUIET_SHUTDOWN}"],
-        )
+        for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+            try:
+                papermill.execute_notebook(
+                    str(notebook),
+                    str(output),
+                    parameters=params,
+                    cwd=str(notebook.parent),
+                    progress_bar=False,
+                    log_output=False,
+                    engine_name=_ENGINE,
+                    on_cell=on_cell,
+                    # papermill's metadata keeps each cell's start, end and duration; nbclient's four timestamps a
+                    # cell besides were 45 KB of the series' executed notebooks, which nothing reads
+                    record_timing=False,
+                    # the kernel's own start-up warnings (plain-TCP transport on loopback) would interleave with
+                    # the progress bars of every run; its errors still show
+                    extra_arguments=["--log-level=ERROR", f"--IPKernelApp.exec_lines={_QUIET_SHUTDOWN}"],
+                )
+                break
+            except RuntimeError as exc:
+                if str(exc) != _DIED_AT_START or attempt == KERNEL_START_ATTEMPTS:
+                    raise
     except Exception as exc:  # a failing notebook must not stop the series
         return "failed", time.perf_counter() - t0, describe_failure(exc)
     finally:
