@@ -129,3 +129,25 @@ def test_a_kernel_handed_a_port_in_use_is_started_again(tmp_path: Path, monkeypa
     assert status == "ok", error
     out = nbformat.read(tmp_path / "out.ipynb", as_version=4)
     assert out.cells[0].execution_count == 1 and out.cells[0].outputs[0]["data"]["text/plain"] == "42"
+
+
+def test_the_runners_processes_do_not_compile_iri_grammars_and_notebooks_still_validate() -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from tomlib.runner._papermill import skip_iri_grammars\n"
+        "skip_iri_grammars()\n"
+        "import nbformat, papermill\n"
+        "nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('1')])\n"
+        "nbformat.validate(nb)\n"
+        "bad = nbformat.v4.new_notebook(); bad.cells = [{'cell_type': 'code'}]\n"
+        "try:\n"
+        "    nbformat.validate(bad)\n"
+        "except nbformat.ValidationError:\n"
+        "    print('invalid one refused')\n"
+        "print(sorted(m for m, mod in sys.modules.items() if m.startswith('rfc3987') and mod is not None))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[:2] == ["invalid one refused", "[]"]

@@ -32,14 +32,15 @@ from tomlib.errors import UsageError
 from tomlib.llm._budget import ENV_ESTIMATES, ENV_LEDGER, ENV_SPEND_TO_BUDGET
 from tomlib.paths import environ, scratch_base, store_path
 from tomlib.report._tables import ENV_TABLES_MANIFEST
-from tomlib.runner._papermill import execute_one
+from tomlib.runner._papermill import execute_one, skip_iri_grammars
 from tomlib.sandbox import SANDBOX_ENV
 from tomlib.trace._log import ENV_RUNS_MANIFEST
 from tomlib.trace._runs import compress_finished
+from tomlib.workers import ENV_WORKERS, per_notebook
 
 # Passed from the driver to every task. Paths apply only where the worker shares the driver's filesystem.
 PATH_VARS = ("TOMLIB_ROOT", "TOMLIB_CONFIGS", "TOMLIB_RESULTS", "TOMLIB_TRANSCRIPTS", "TOMLIB_STORE", ENV_LEDGER)
-PLAIN_VARS = ("TOMLIB_LLM_MODE", "TOMLIB_MAX_TOKENS", "TOMLIB_MAX_USD", ENV_SPEND_TO_BUDGET, SANDBOX_ENV)
+PLAIN_VARS = ("TOMLIB_LLM_MODE", "TOMLIB_MAX_TOKENS", "TOMLIB_MAX_USD", ENV_SPEND_TO_BUDGET, SANDBOX_ENV, ENV_WORKERS)
 
 
 @dataclass
@@ -96,9 +97,11 @@ def settle_output(task: NotebookTask, status: str, attempt: Path) -> Path:
     return target
 
 
-def driver_env() -> dict[str, str]:
-    """The tomlib variables of the driver's environment that shape a notebook run."""
-    return {k: os.environ[k] for k in (*PATH_VARS, *PLAIN_VARS) if os.environ.get(k)}
+def driver_env(jobs: int | None = None) -> dict[str, str]:
+    """The tomlib variables of the driver's environment that shape a notebook run; with ``jobs`` (notebooks at once on
+    a local cluster), the cores each kernel's formal work may use (:func:`tomlib.workers.per_notebook`)."""
+    env = {k: os.environ[k] for k in (*PATH_VARS, *PLAIN_VARS) if os.environ.get(k)}
+    return {**env, **per_notebook(jobs)} if jobs is not None else env
 
 
 def write_token(folder: Path) -> tuple[str, str]:
@@ -220,6 +223,7 @@ def _forward_estimates(path: Path, key: str) -> Iterator[None]:
 
 def execute_task(task: NotebookTask) -> TaskOutcome:
     """Run on a worker: execute the notebook in place, or in a scratch folder whose results are shipped back."""
+    skip_iri_grammars()
     shared = not task.ship and _sees(task.token)
     host = socket.gethostname()
     env = dict(task.env) if shared else {k: v for k, v in task.env.items() if k in PLAIN_VARS}

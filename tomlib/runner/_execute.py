@@ -516,7 +516,7 @@ def _run_plan(
 ) -> list[NotebookResult]:
     todo = [nb for nb in books if plan[nb.stem].result is None]
     if todo:
-        token, env = write_token(plan[todo[0].stem].output.parent), driver_env()
+        token, env = write_token(plan[todo[0].stem].output.parent), driver_env(None if scheduler else jobs)
         tasks = [
             NotebookTask(
                 key=nb.stem,

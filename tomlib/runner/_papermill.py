@@ -4,6 +4,7 @@ choosing; what the driver and the dask workers both do."""
 from __future__ import annotations
 
 import functools
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,14 @@ def describe_failure(exc: BaseException) -> str:
     if isinstance(exc, PapermillExecutionError):
         return redact_text(f"cell {exc.exec_count or exc.cell_index}: {exc.ename}: {exc.evalue}".strip())
     return redact_text(f"{type(exc).__name__}: {exc}")
+
+
+def skip_iri_grammars() -> None:
+    """In a process of ours that runs notebooks (the CLI, a dask worker): jsonschema, under papermill and nbformat,
+    compiles the RFC 3987 grammars of its ``iri`` format check at import when the optional rfc3987-syntax package is
+    installed (0.8 s a process). nbformat never checks formats, so that import is left out here (jsonschema does
+    without it). Not done on import of tomlib: another program in the same process might check IRIs."""
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
 
 CellHook = Callable[[int, int, str], None]  # (cell index, cell count, the cell's first line)

@@ -251,7 +251,7 @@ def sweep(
         print(f"{stale} completed run(s) are stale (their notebook, code, configs or data changed) and rerun.")
 
     with sandbox_env(sandbox or prof.sandbox), budget_env(budget or prof.budget, sweep_dir, spend_to_budget) as ledger:
-        token, env = write_token(sweep_dir), driver_env()
+        token, env = write_token(sweep_dir), driver_env(None if (scheduler or prof.scheduler) else jobs)
         tasks = [
             NotebookTask(rid, str(nb), nb.read_bytes(), str(out), str(rr), params, env, token, ship_results)
             for rid, _point, params, out, rr in todo

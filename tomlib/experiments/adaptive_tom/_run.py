@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import statistics
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from tomlib.envs import Game
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import in_flight, run_jobs
 from tomlib.experiments._units import write_episode_units
+from tomlib.experiments.adaptive_tom import _offload
 from tomlib.experiments.adaptive_tom._setup import (
     ATOM,
     PAPER_ID,
@@ -25,6 +27,7 @@ from tomlib.experiments.adaptive_tom._setup import (
     Reproduction,
     Setup,
     load_task,
+    made_from,
     weight_frame,
 )
 from tomlib.report import attach_paper_values
@@ -58,10 +61,65 @@ async def run_condition(
     on_episode: Callable[[], None] = lambda: None,
 ) -> list[EpisodeResult]:
     """``episodes`` repetitions of one pairing. LLM episodes run concurrently: ``parallel`` at once (default: the
-    model's concurrency), or under ``limit``, a semaphore shared with other conditions; formal ones in turn."""
+    model's concurrency), or under ``limit``, a semaphore shared with other conditions; formal ones in turn, in worker
+    processes when there are several (:mod:`._offload`): the episodes split among them (whole when A-ToM carries its
+    losses from one to the next), and conditions awaited together play side by side. Their events reach ``log`` in
+    the order of one process."""
     for p in players:
         setup.agent(p)  # a partner that cannot be built fails here, before any episode runs
     setup.check_playable(game, players)
+    carried = setup.carry_losses and any(p in ATOM.values() for p in players)
+    made = made_from(game)
+    pool = _offload.executor() if setup.chat is None and made is not None else None
+    if pool is None or made is None:
+        started = time.perf_counter()
+        here = await play_here(
+            game,
+            players,
+            setup,
+            episodes=range(episodes),
+            seed=seed,
+            condition=condition,
+            log=log,
+            parallel=parallel,
+            limit=limit,
+            on_episode=on_episode,
+        )
+        if setup.chat is None:
+            _offload.played_here(time.perf_counter() - started)
+        return here
+    parts = [range(episodes)] if carried else _offload.split(episodes, _offload.formal_workers())
+    jobs = [
+        _offload.ConditionJob(
+            made, (players[0], players[1]), setup, part, seed, condition, log.experiment, log.detail_episodes
+        )
+        for part in parts
+    ]
+    played = await asyncio.gather(*(_offload.play_elsewhere(j, log, pool, on_episode) for j in jobs))
+    out: list[EpisodeResult] = []
+    for part, got in zip(parts, played, strict=True):
+        if got is None:  # the workers are gone: this part here
+            got = await play_here(
+                game, players, setup, episodes=part, seed=seed, condition=condition, log=log, on_episode=on_episode
+            )
+        out += got
+    return out
+
+
+async def play_here(
+    game: Game,
+    players: Sequence[str],
+    setup: Setup,
+    *,
+    episodes: range,
+    seed: int,
+    condition: str,
+    log: RunLog,
+    parallel: int | None = None,
+    limit: asyncio.Semaphore | None = None,
+    on_episode: Callable[[], None] = lambda: None,
+) -> list[EpisodeResult]:
+    """:func:`run_condition`'s ``episodes`` (episode numbers) in this process."""
     carried = setup.carry_losses and any(p in ATOM.values() for p in players)
     if setup.chat is None:
         limit = asyncio.Semaphore(1)
@@ -77,7 +135,7 @@ async def run_condition(
             on_episode()
             return result
 
-    return list(await asyncio.gather(*(one(ep) for ep in range(episodes))))
+    return list(await asyncio.gather(*(one(ep) for ep in episodes)))
 
 
 def weight_steps(condition: str, played: Sequence[EpisodeResult]) -> list[dict[str, Any]]:
@@ -211,7 +269,8 @@ async def _run_table(
                 weight_steps(condition, played),
             )
 
-        together = len(cells) if shared is not None else 1
+        # formal cells are asked for together when worker processes play them (in the order of the cells)
+        together = len(cells) if shared is not None or _offload.side_by_side(cells, setup) else 1
         done = await run_jobs(cells, cell, parallel=max(1, together), desc=experiment, unit="cell", progress=False)
         for cell_rows, cell_episodes, cell_weights in done:  # in the order of the cells, however they finished
             rows += cell_rows

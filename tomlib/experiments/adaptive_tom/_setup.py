@@ -266,4 +266,15 @@ def _game(spec: str, prefer: str) -> Game:
     """One game per spec and ``prefer`` ("" for the game's own) in a process, so every table that plays it shares
     what the game keeps (the exact model, the best responses per state, the PPO partner's answers). Nothing changes a
     game after it is made."""
-    return load_game(spec, prefer=prefer) if prefer else load_game(spec)
+    game = load_game(spec, prefer=prefer) if prefer else load_game(spec)
+    _MADE[id(game)] = (spec, prefer)  # kept alive by the cache, so the id is never another game's
+    return game
+
+
+_MADE: dict[int, tuple[str, str]] = {}
+
+
+def made_from(game: Game) -> tuple[str, str] | None:
+    """The (spec, prefer) a game of :func:`_game` was made from, so another process can make the same game; None for
+    a game made elsewhere."""
+    return _MADE.get(id(game))

@@ -11,7 +11,10 @@ from typing import Any
 
 import pandas as pd
 
+from tomlib.agents import EpisodeResult
 from tomlib.agents.ppo import Population
+from tomlib.experiments._jobs import run_jobs
+from tomlib.experiments.adaptive_tom import _offload
 from tomlib.experiments.adaptive_tom._run import (
     FORMAL_DETAIL_EPISODES,
     READING_DETAIL_EPISODES,
@@ -65,18 +68,23 @@ async def stand_in_sensitivity(
                 f"{PAPER_ID}.table3_stand_in", results=results, meta=meta, detail_episodes=READING_DETAIL_EPISODES
             )
             times: list[float] = []
+            pairs = [p for other in others for p in (("PBT", other), (other, "PBT"))]
+
+            async def play(*pair: str, setup: Setup = setup, log: RunLog = log) -> list[EpisodeResult]:
+                return await run_condition(
+                    game,
+                    pair,
+                    setup,
+                    episodes=episodes,
+                    seed=seed,
+                    condition=f"overcooked:{pair[0]} vs {pair[1]}",  # Table 3's streams: only the rule differs
+                    log=log,
+                    on_episode=lambda: bar.update(1),
+                )
+
             try:
-                for pair in [p for other in others for p in (("PBT", other), (other, "PBT"))]:
-                    got = await run_condition(
-                        game,
-                        pair,
-                        setup,
-                        episodes=episodes,
-                        seed=seed,
-                        condition=f"overcooked:{pair[0]} vs {pair[1]}",  # Table 3's streams: only the rule differs
-                        log=log,
-                        on_episode=lambda: bar.update(1),
-                    )
+                together = len(pairs) if _offload.side_by_side(pairs, setup) else 1  # in worker processes
+                for got in await run_jobs(pairs, play, parallel=together, desc=label, unit="pair", progress=False):
                     times += [r.score for r in got]
             finally:
                 log.close()

@@ -7,9 +7,12 @@ from typing import Any
 
 import pandas as pd
 
+from tomlib.agents import EpisodeResult
 from tomlib.agents.ppo import SOURCE_SUFFIX
 from tomlib.envs import Game
+from tomlib.experiments._jobs import run_jobs
 from tomlib.experiments._units import write_episode_units, write_units_with_truth
+from tomlib.experiments.adaptive_tom import _offload
 from tomlib.experiments.adaptive_tom._run import (
     FORMAL_DETAIL_EPISODES,
     _announce,
@@ -334,8 +337,9 @@ async def table3(
     weights: list[dict[str, Any]] = []
     bar = tqdm(total=len(pairs) * episodes, desc=f"{PAPER_ID}.table3 ({setup.source})", disable=not progress)
     try:
-        for a, b in pairs:
-            got = await run_condition(
+
+        async def play(a: str, b: str) -> list[EpisodeResult]:
+            return await run_condition(
                 game,
                 (a, b),
                 setup,
@@ -345,6 +349,10 @@ async def table3(
                 log=log,
                 on_episode=lambda: bar.update(1),
             )
+
+        together = len(pairs) if _offload.side_by_side(pairs, setup) else 1  # formal pairs in worker processes
+        played = await run_jobs(pairs, play, parallel=together, desc="table3", unit="pair", progress=False)
+        for (a, b), got in zip(pairs, played, strict=True):
             scores[a] += [r.score for r in got]
             scores[b] += [r.score for r in got]
             weights += weight_steps(f"overcooked:{a} vs {b}", got)

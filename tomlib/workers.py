@@ -1,0 +1,40 @@
+"""How many worker processes a notebook's formal work may use: :data:`ENV_WORKERS`, or the cores this process may
+run on. The runner gives each of its kernels the cores per notebook (cores / ``--jobs``)."""
+
+from __future__ import annotations
+
+import os
+
+ENV_WORKERS = "TOMLIB_FORMAL_WORKERS"
+"""Worker processes for formal conditions (1: everything in the calling process)."""
+MAX_WORKERS = 8
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def formal_workers() -> int:
+    """Worker processes for formal conditions: :data:`ENV_WORKERS` when set, else :func:`cores` (at most
+    :data:`MAX_WORKERS`)."""
+    raw = os.environ.get(ENV_WORKERS, "").strip()
+    if not raw:
+        return min(MAX_WORKERS, cores())
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(
+            f"{ENV_WORKERS} must be a whole number of worker processes, 1 or more (1: none); got {raw!r}. "
+            f"Set it so, or unset it to use every core."
+        )
+    return int(raw)
+
+
+def per_notebook(jobs: int) -> dict[str, str]:
+    """The kernels' setting when ``jobs`` notebooks run at once on this machine: the cores shared among them (the
+    caller's own setting when it has one)."""
+    if os.environ.get(ENV_WORKERS, "").strip():
+        return {ENV_WORKERS: os.environ[ENV_WORKERS].strip()}
+    return {ENV_WORKERS: str(max(1, cores() // max(1, jobs)))}
