@@ -88,7 +88,7 @@ def tomlib_env() -> tuple[tuple[str, str], ...]:
 
 def play_job(job: ConditionJob) -> tuple[list[EpisodeResult], list[Event]]:
     """In a worker: play the condition, return its episodes and the events its run log would get."""
-    from tomlib.experiments.adaptive_tom._run import play_here
+    from tomlib.experiments.adaptive_tom._play import play_here
     from tomlib.experiments.adaptive_tom._setup import _game
 
     for k in [k for k in os.environ if k.startswith("TOMLIB_") and k != ENV_WORKERS]:

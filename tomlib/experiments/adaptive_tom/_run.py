@@ -6,7 +6,6 @@ A condition's episodes, a table's rows in the results-contract form and its unit
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -14,12 +13,13 @@ from typing import Any
 
 import pandas as pd
 
-from tomlib.agents import EpisodeResult, play_episode
+from tomlib.agents import EpisodeResult
 from tomlib.envs import Game
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import in_flight, run_jobs
 from tomlib.experiments._units import write_episode_units
 from tomlib.experiments.adaptive_tom import _offload
+from tomlib.experiments.adaptive_tom._play import play_here
 from tomlib.experiments.adaptive_tom._setup import (
     ATOM,
     PAPER_ID,
@@ -104,38 +104,6 @@ async def run_condition(
             )
         out += got
     return out
-
-
-async def play_here(
-    game: Game,
-    players: Sequence[str],
-    setup: Setup,
-    *,
-    episodes: range,
-    seed: int,
-    condition: str,
-    log: RunLog,
-    parallel: int | None = None,
-    limit: asyncio.Semaphore | None = None,
-    on_episode: Callable[[], None] = lambda: None,
-) -> list[EpisodeResult]:
-    """:func:`run_condition`'s ``episodes`` (episode numbers) in this process."""
-    carried = setup.carry_losses and any(p in ATOM.values() for p in players)
-    if setup.chat is None:
-        limit = asyncio.Semaphore(1)
-    elif limit is None:
-        limit = asyncio.Semaphore(in_flight(parallel, setup.chat.concurrency))
-    in_order = asyncio.Semaphore(1) if carried else contextlib.nullcontext()
-    kept = [setup.agent(players[0]), setup.agent(players[1])] if carried else []  # episodes in order, one A-ToM
-
-    async def one(ep: int) -> EpisodeResult:
-        async with in_order, limit:
-            agents = kept or [setup.agent(players[0]), setup.agent(players[1])]
-            result = await play_episode(game, agents, seed=seed, episode=ep, condition=condition, log=log)
-            on_episode()
-            return result
-
-    return list(await asyncio.gather(*(one(ep) for ep in episodes)))
 
 
 def weight_steps(condition: str, played: Sequence[EpisodeResult]) -> list[dict[str, Any]]:
