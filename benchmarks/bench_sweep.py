@@ -2,9 +2,11 @@
 
 The sweep runs notebook 03 (formal and replayed rows of adaptive-ToM Table 3) over ``--episodes`` x ``--seeds``
 into fresh results folders, once with ``jobs=1`` and once with ``jobs=2``, and checks that both give the same
-long-form tables. ``--series`` also times ``python -m tomlib run --force`` over the whole offline series, 1 job
-against 2 (HTML export included, as ``./reproduce.sh`` does). Both paths use the same engine (a LocalCluster), so
-the ratio is what a second worker buys; a 2-core machine caps it near 2.
+long-form tables. ``--series`` also times ``python -m tomlib run --force`` over the whole offline series (HTML
+export included, as ``./reproduce.sh`` does): 1 job with each kernel in one process, 1 job whose kernels play formal
+conditions in worker processes on the machine's cores (the runner's default), and 2 jobs (one core each). Both paths
+use the same engine (a LocalCluster); with one job a kernel's formal work already uses every core, so a second job
+buys less than it did.
 
     .venv/bin/python benchmarks/bench_sweep.py [--episodes 10 20] [--seeds 1 2 3] [--series]
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -22,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from tomlib.runner import Profile, sweep
+from tomlib.workers import ENV_WORKERS, cores
 
 
 def timed_sweep(results: Path, grid: Path, jobs: int) -> tuple[float, pd.DataFrame]:
@@ -35,10 +39,15 @@ def timed_sweep(results: Path, grid: Path, jobs: int) -> tuple[float, pd.DataFra
     return seconds, tables
 
 
-def timed_series(results: Path, jobs: int) -> float:
+def timed_series(results: Path, jobs: int, workers: int | None = None) -> float:
+    """``tomlib run --force --jobs N``; ``workers`` sets the kernels' formal worker processes (else the runner's
+    share of the cores)."""
+    env = {k: v for k, v in os.environ.items() if k != ENV_WORKERS}
+    if workers is not None:
+        env[ENV_WORKERS] = str(workers)
     t0 = time.perf_counter()
     cmd = [sys.executable, "-m", "tomlib", "run", "--force", "--jobs", str(jobs), "--results", str(results)]
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode:
         sys.exit(f"series with --jobs {jobs} failed:\n{done.stdout[-2000:]}")
     return time.perf_counter() - t0
@@ -70,14 +79,17 @@ def main() -> None:
 
 
 def series(root: Path) -> None:
-    """The whole offline series, one job against two, into fresh results folders (the store and the solved kitchen
-    cache stay as they are, as for a user's second run)."""
+    """The whole offline series into fresh results folders (the store and the solved kitchen cache stay as they are,
+    as for a user's second run): one job with every kernel in one process (``TOMLIB_FORMAL_WORKERS=1``, as before
+    formal workers), one job as the runner sets it (the cores for the notebook's formal work), and two jobs."""
+    s0 = timed_series(root / "series0", 1, workers=1)
     s1 = timed_series(root / "series1", 1)
     s2 = timed_series(root / "series2", 2)
     print("whole offline series, `python -m tomlib run --force` (HTML included)")
-    print(f"  --jobs 1: {s1:7.1f} s")
-    print(f"  --jobs 2: {s2:7.1f} s   speedup {s1 / s2:.2f}x")
-    for name in ("series1", "series2"):
+    print(f"  --jobs 1, {ENV_WORKERS}=1: {s0:7.1f} s")
+    print(f"  --jobs 1:                {s1:7.1f} s   speedup {s0 / s1:.2f}x (formal workers: {cores()} cores)")
+    print(f"  --jobs 2:                {s2:7.1f} s   speedup {s0 / s2:.2f}x")
+    for name in ("series0", "series1", "series2"):
         stamps = sorted((root / name / "notebooks").glob("*.stamp.json"))
         per = {p.name.split("_")[0]: json.loads(p.read_text())["seconds"] for p in stamps}
         print(f"  {name} per notebook (s): " + ", ".join(f"{k} {v:.0f}" for k, v in per.items()))
