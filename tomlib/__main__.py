@@ -518,9 +518,8 @@ def _missing_module(module: str, argv: Sequence[str] | None) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from tomlib.errors import TomlibError
-    from tomlib.runner._papermill import skip_iri_grammars
 
-    skip_iri_grammars()
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # why: runner._papermill.skip_iri_grammars
 
     args = build_parser(_invocation() if argv is None else "tomlib").parse_args(argv)
     try:
