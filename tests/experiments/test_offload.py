@@ -158,6 +158,7 @@ def test_an_interrupt_of_the_kernels_process_group_prints_nothing_from_the_worke
 
     script = (
         "import os, signal, time\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)  # as a kernel does, whatever it inherited\n"
         "from tomlib.experiments.adaptive_tom import _offload\n"
         "_offload.START_AFTER_S = 0\n"
         "pool = _offload.executor()\n"
