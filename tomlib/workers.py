@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+from tomlib.errors import UsageError
+
 ENV_WORKERS = "TOMLIB_FORMAL_WORKERS"
 """Worker processes for formal conditions (1: everything in the calling process)."""
 MAX_WORKERS = 8
@@ -25,7 +27,7 @@ def formal_workers() -> int:
     if not raw:
         return min(MAX_WORKERS, cores())
     if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(
+        raise UsageError(
             f"{ENV_WORKERS} must be a whole number of worker processes, 1 or more (1: none); got {raw!r}. "
             f"Set it so, or unset it to use every core."
         )
@@ -36,5 +38,5 @@ def per_notebook(jobs: int) -> dict[str, str]:
     """The kernels' setting when ``jobs`` notebooks run at once on this machine: the cores shared among them (the
     caller's own setting when it has one)."""
     if os.environ.get(ENV_WORKERS, "").strip():
-        return {ENV_WORKERS: os.environ[ENV_WORKERS].strip()}
+        return {ENV_WORKERS: str(formal_workers())}  # a typo is refused here, before any kernel starts
     return {ENV_WORKERS: str(max(1, cores() // max(1, jobs)))}

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from tomlib.errors import UsageError
 from tomlib.experiments import adaptive_tom as at
 from tomlib.experiments.adaptive_tom import _offload
 from tomlib.workers import ENV_WORKERS, formal_workers, per_notebook
@@ -110,6 +111,8 @@ def test_the_runner_shares_the_cores_among_the_notebooks_it_runs_at_once(monkeyp
         monkeypatch.setenv(ENV_WORKERS, bad)
         with pytest.raises(ValueError, match=f"{ENV_WORKERS} must be a whole number of worker processes"):
             formal_workers()
+        with pytest.raises(UsageError, match=f"{ENV_WORKERS} must be"):  # the runner: before any kernel starts
+            driver_env(1)
 
 
 def test_the_workers_end_when_the_process_that_started_them_is_killed(tmp_path: Path) -> None:
