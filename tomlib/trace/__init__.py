@@ -2,7 +2,7 @@
 
 from tomlib.redact import REDACTED, Redactor
 from tomlib.trace._load import load_runs, payload_frame, run_paths
-from tomlib.trace._log import EVENT_KINDS, STEP_KINDS, Event, RunLog, drops_event, new_run_id
+from tomlib.trace._log import EVENT_KINDS, STEP_KINDS, Event, RunLog, drops_event, keeps_steps, new_run_id
 
 __all__ = [
     "EVENT_KINDS",
@@ -12,6 +12,7 @@ __all__ = [
     "Redactor",
     "RunLog",
     "drops_event",
+    "keeps_steps",
     "load_runs",
     "new_run_id",
     "payload_frame",

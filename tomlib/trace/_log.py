@@ -135,6 +135,11 @@ def new_run_id(experiment: str) -> str:
     return f"{experiment.replace('/', '_')}-{stamp}-{secrets.token_hex(2)}"
 
 
+def keeps_steps(detail_episodes: int | None, episode: int | None) -> bool:
+    """Whether a log of ``detail_episodes`` writes the :data:`STEP_KINDS` of ``episode``."""
+    return detail_episodes is None or episode is None or episode < detail_episodes
+
+
 def drops_event(detail_episodes: int | None, kind: str, episode: int | None, step: int | None) -> bool:
     """Whether a log of ``detail_episodes`` leaves this event out: a step kind past the detail episodes, except an
     episode's first state."""
@@ -198,7 +203,7 @@ class RunLog:
 
     def keeps_steps(self, episode: int | None) -> bool:
         """Whether this log writes the :data:`STEP_KINDS` of ``episode`` (callers skip building what it would drop)."""
-        return self.detail_episodes is None or episode is None or episode < self.detail_episodes
+        return keeps_steps(self.detail_episodes, episode)
 
     @property
     def closed(self) -> bool:

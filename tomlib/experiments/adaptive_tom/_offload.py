@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tomlib.agents import EpisodeResult
-from tomlib.trace import drops_event
+from tomlib.trace import drops_event, keeps_steps
 from tomlib.workers import ENV_WORKERS, formal_workers
 
 Event = tuple[str, dict[str, Any], str, int | None, int | None, str]  # kind, payload, condition, episode, step, agent
@@ -41,7 +41,7 @@ class EventRecorder:
         self.events: list[Event] = []
 
     def keeps_steps(self, episode: int | None) -> bool:
-        return self.detail_episodes is None or episode is None or episode < self.detail_episodes
+        return keeps_steps(self.detail_episodes, episode)
 
     def event(
         self,
@@ -200,7 +200,7 @@ async def play_elsewhere(
 ) -> list[EpisodeResult] | None:
     """Play ``job`` in ``pool`` and write its events into ``log`` once every condition asked for before it on the same
     log is written. None when the workers are gone (a worker killed): the caller then plays the condition itself."""
-    turns = _turns.setdefault(log, _Turns())
+    turns = _turns.get(log) or _turns.setdefault(log, _Turns())
     mine = turns.issued
     turns.issued += 1
     played: list[EpisodeResult] | None = None
