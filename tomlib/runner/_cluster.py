@@ -32,7 +32,8 @@ from tomlib.errors import UsageError
 from tomlib.llm._budget import ENV_ESTIMATES, ENV_LEDGER, ENV_SPEND_TO_BUDGET
 from tomlib.paths import environ, scratch_base, store_path
 from tomlib.report._tables import ENV_TABLES_MANIFEST
-from tomlib.runner._papermill import execute_one, skip_iri_grammars
+from tomlib.runner import _kernels
+from tomlib.runner._papermill import execute_one, kernel_name, skip_iri_grammars
 from tomlib.sandbox import SANDBOX_ENV
 from tomlib.trace._log import ENV_RUNS_MANIFEST
 from tomlib.trace._runs import compress_finished
@@ -58,6 +59,7 @@ class NotebookTask:
     ship: bool = False  # send results back even when the filesystem is shared (what a remote worker does)
     spent: tuple[int, float] = (0, 0.0)  # the run's spend when submitted: where a remote worker's ledger starts
     keep: bool = False  # ``output`` is a good executed notebook: a failed attempt goes beside it, not over it
+    warm_next: bool = False  # the worker will likely run another task of the run: start its kernel meanwhile
 
 
 @dataclass
@@ -221,34 +223,52 @@ def _forward_estimates(path: Path, key: str) -> Iterator[None]:
         send()
 
 
+def _task_env(task: NotebookTask, shared: bool, scratch: Path) -> dict[str, str]:
+    """The variables a task's kernel gets on top of the worker's environment."""
+    env = dict(task.env) if shared else {k: v for k, v in task.env.items() if k in PLAIN_VARS}
+    env[ENV_TABLES_MANIFEST], env[ENV_RUNS_MANIFEST] = str(scratch / "tables.txt"), str(scratch / "runs.txt")
+    env[ENV_ESTIMATES] = str(scratch / "estimates.txt")
+    if not shared and task.env.get(ENV_LEDGER):
+        env[ENV_LEDGER] = str(scratch / "ledger.jsonl")
+    return env
+
+
+def _where(task: NotebookTask, shared: bool, scratch: Path) -> tuple[Path, Path, Path]:
+    """(notebook, executed output, results folder) of a task run in ``scratch``."""
+    if shared:  # executed into a file of its own, then moved over the output or beside a kept good one
+        output = Path(task.output).with_name(f".{Path(task.output).stem}.attempt-{os.getpid()}.ipynb")
+        return Path(task.notebook), output, Path(task.results)
+    return scratch / Path(task.notebook).name, scratch / "executed.ipynb", scratch / "results"
+
+
 def execute_task(task: NotebookTask) -> TaskOutcome:
-    """Run on a worker: execute the notebook in place, or in a scratch folder whose results are shipped back."""
+    """Run on a worker: execute the notebook in place, or in a scratch folder whose results are shipped back. With
+    ``task.warm_next``, the kernel of this worker's next notebook starts while this one runs (:mod:`._kernels`)."""
     skip_iri_grammars()
     shared = not task.ship and _sees(task.token)
     host = socket.gethostname()
-    env = dict(task.env) if shared else {k: v for k, v in task.env.items() if k in PLAIN_VARS}
-    with tempfile.TemporaryDirectory(prefix="tomlib-task-") as tmp:
-        scratch = Path(tmp)
-        manifest, runs = scratch / "tables.txt", scratch / "runs.txt"
-        env[ENV_TABLES_MANIFEST], env[ENV_RUNS_MANIFEST] = str(manifest), str(runs)
-        env[ENV_ESTIMATES] = str(scratch / "estimates.txt")
+    scratch = _kernels.claim_folder()  # the folder a warm kernel was started for, else a new one
+    try:
+        env = _task_env(task, shared, scratch)
+        manifest, runs = Path(env[ENV_TABLES_MANIFEST]), Path(env[ENV_RUNS_MANIFEST])
         params = dict(task.params)
-        if shared:  # executed into a file of its own, then moved over the output or beside a kept good one
-            notebook, results = Path(task.notebook), Path(task.results)
-            output = Path(task.output).with_name(f".{Path(task.output).stem}.attempt-{os.getpid()}.ipynb")
-        else:
-            notebook = scratch / Path(task.notebook).name
+        notebook, output, results = _where(task, shared, scratch)
+        if not shared:
             notebook.write_bytes(task.source)
-            output, results = scratch / "executed.ipynb", scratch / "results"
             if "results_dir" in params:
                 params["results_dir"] = str(results)
             if task.env.get(ENV_LEDGER):  # the run's spend so far, then what this task settles
                 seed = json.dumps({"by": "spent-before-this-task", "tokens": task.spent[0], "usd": task.spent[1]})
                 (scratch / "ledger.jsonl").write_text(seed + "\n")
-                env[ENV_LEDGER] = str(scratch / "ledger.jsonl")
         started = time.time()
         with environ(env), _forward_estimates(scratch / "estimates.txt", task.key):
-            status, seconds, error = execute_one(notebook, output, params, on_cell=_cell_reporter(task.key))
+            kernel = kernel_name(notebook)
+            km = _kernels.take(kernel, str(notebook.parent), dict(os.environ)) if kernel else None
+            if task.warm_next and kernel:  # the same task's next one: same kernel and variables, its own folder
+                nxt = _kernels.new_folder()
+                cwd = notebook.parent if shared else nxt
+                _kernels.warm(kernel, str(cwd), {**os.environ, **_task_env(task, shared, nxt)}, nxt)
+            status, seconds, error = execute_one(notebook, output, params, on_cell=_cell_reporter(task.key), km=km)
             if runs.exists():  # the run logs this notebook wrote, now closed
                 compress_finished([Path(line) for line in runs.read_text().split("\n") if line])
             responses = b"" if shared else _recorded_since(started)
@@ -262,7 +282,14 @@ def execute_task(task: NotebookTask) -> TaskOutcome:
             outcome.files = _tar(results, output)
             ledger = scratch / "ledger.jsonl"
             outcome.ledger = ledger.read_bytes().split(b"\n", 1)[1] if ledger.exists() else b""
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return outcome
+
+
+def close_kernels() -> None:
+    """On each worker at the end of a run: its warm kernel and those still shutting down (:func:`_kernels.close`)."""
+    _kernels.close()
 
 
 def receive(task: NotebookTask, outcome: TaskOutcome) -> None:
@@ -363,7 +390,14 @@ def _remote(scheduler: str) -> Iterator[Any]:
     try:
         yield client
     finally:
+        _close_kernels(client)
         client.close()
+
+
+def _close_kernels(client: Any) -> None:
+    """Every worker shuts its warm kernel down before the run ends (a kernel also exits when its worker does)."""
+    with contextlib.suppress(Exception):  # workers already gone: their kernels went with them
+        client.run(close_kernels)
 
 
 def _local(jobs: int, dashboard: bool = False) -> Iterator[Any]:
@@ -418,6 +452,7 @@ def _local(jobs: int, dashboard: bool = False) -> Iterator[Any]:
                     )
                 yield client
             finally:
+                _close_kernels(client)
                 client.close()
         finally:
             cluster.close()
@@ -445,11 +480,13 @@ def run_tasks(
     queue = list(tasks)
     order = {id(t): len(queue) - i for i, t in enumerate(queue)}  # dask runs higher priority first: series order
     # with a budget, only as many tasks as worker threads are out at once, so each starts from the spend so far
-    width = max(1, sum(client.nthreads().values())) if ledger is not None else len(queue)
+    threads = max(1, sum(client.nthreads().values()))
+    width = threads if ledger is not None else len(queue)
     running: dict[Any, NotebookTask] = {}
 
     def submit() -> Any:
         task = queue.pop(0)
+        task.warm_next = len(queue) >= threads  # some worker gets another: each warms a kernel while it runs one
         if ledger is not None:
             task.spent = read_ledger(ledger)[:2]
         key = f"{task.key}-{uuid.uuid4().hex[:8]}"

@@ -4,6 +4,8 @@ choosing; what the driver and the dask workers both do."""
 from __future__ import annotations
 
 import functools
+import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -12,6 +14,7 @@ from typing import Any
 
 from tomlib.paths import portable_file, project_root, results_dir
 from tomlib.redact import redact_file, redact_text
+from tomlib.runner import _kernels
 
 
 def describe_failure(exc: BaseException) -> str:
@@ -33,15 +36,6 @@ def skip_iri_grammars() -> None:
 
 CellHook = Callable[[int, int, str], None]  # (cell index, cell count, the cell's first line)
 _ENGINE = "tomlib"
-_QUIET_SHUTDOWN = (
-    '__import__("logging").getLogger("IPKernelApp").addFilter('
-    'lambda r: not r.getMessage().startswith("KeyboardInterrupt caught in kernel"))'
-)
-"""Run in every kernel at start-up. jupyter_client sends SIGINT before it asks a kernel to shut down; when that lands
-while the kernel is still answering a message (not running a cell), ipykernel logs an ERROR that means nothing about
-the run, and a run that succeeded printed it. An interrupt during a cell still fails that cell as before."""
-
-
 KERNEL_START_ATTEMPTS = 3
 _DIED_AT_START = "Kernel died before replying to kernel_info"  # jupyter_client's words, before any cell ran
 """A kernel that dies before it answers is started again on fresh ports. jupyter_client picks a kernel's five ports
@@ -81,18 +75,31 @@ def _own_results(params: dict[str, Any]) -> dict[str, str]:
     return {} if usual else {str(own): "results"}
 
 
+def kernel_name(notebook: Path) -> str | None:
+    """The kernel a notebook asks for (None when it names none: papermill then says so)."""
+    try:
+        return str(json.loads(notebook.read_text(encoding="utf-8"))["metadata"]["kernelspec"]["name"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def execute_one(
-    notebook: Path, output: Path, params: dict[str, Any], on_cell: CellHook | None = None
+    notebook: Path, output: Path, params: dict[str, Any], on_cell: CellHook | None = None, km: Any = None
 ) -> tuple[str, float, str]:
     """Run one notebook with papermill; returns (status, seconds, error). Never raises for notebook errors.
-    ``on_cell`` is told each cell as it starts (the runner shows it beside the progress bar)."""
+    ``on_cell`` is told each cell as it starts (the runner shows it beside the progress bar). ``km`` is a kernel
+    already started for this notebook (a worker's warm one, :mod:`tomlib.runner._kernels`); else one is started here.
+    Either way the kernel is shut down in the background once the notebook is done."""
     import papermill
 
     _register_engine()
     output.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
+    kernel = kernel_name(notebook)
     try:
         for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+            if km is None and kernel is not None:
+                km = _kernels.start(kernel, str(notebook.parent), dict(os.environ))
             try:
                 papermill.execute_notebook(
                     str(notebook),
@@ -106,14 +113,17 @@ def execute_one(
                     # papermill's metadata keeps each cell's start, end and duration; nbclient's four timestamps a
                     # cell besides were 45 KB of the series' executed notebooks, which nothing reads
                     record_timing=False,
-                    # the kernel's own start-up warnings (plain-TCP transport on loopback) would interleave with
-                    # the progress bars of every run; its errors still show
-                    extra_arguments=["--log-level=ERROR", f"--IPKernelApp.exec_lines={_QUIET_SHUTDOWN}"],
+                    km=km,
+                    extra_arguments=_kernels.kernel_arguments(),  # used only when the notebook names no kernel
                 )
                 break
             except RuntimeError as exc:
                 if str(exc) != _DIED_AT_START or attempt == KERNEL_START_ATTEMPTS:
                     raise
+            finally:
+                if km is not None:
+                    _kernels.retire(km)
+                km = None
     except Exception as exc:  # a failing notebook must not stop the series
         return "failed", time.perf_counter() - t0, describe_failure(exc)
     finally:

@@ -1,0 +1,107 @@
+"""Warm kernels (:mod:`tomlib.runner._kernels`): a worker starts its next notebook's kernel while one runs, uses it
+only when it was started for exactly what a cold one would get, and leaves no kernel behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tomlib.runner import _kernels
+from tomlib.runner._papermill import execute_one
+
+from .test_runner import write_nb
+
+psutil = pytest.importorskip("psutil")
+
+SAYS = (
+    "import os, sys, psutil\n"
+    "print(os.getpid(), psutil.Process().create_time(), 'tomlib.claims' in sys.modules, "
+    "'tomlib' in dir(), 'pandas' in dir())"
+)
+
+
+def said(executed: Path) -> list[str]:
+    """What the notebook's last cell printed: pid, kernel start time, preloaded?, two names in its namespace."""
+    return str(nbformat.read(executed, 4).cells[-1].outputs[0]["text"]).split()
+
+
+def gone(pid: int, timeout: float = 20.0) -> bool:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.fixture
+def closed() -> Iterator[None]:
+    yield
+    _kernels.close()
+
+
+def test_every_kernel_has_tomlib_imported_and_an_empty_namespace(tmp_path: Path, closed: None) -> None:
+    nb = write_nb(tmp_path / "in.ipynb", "x = 1", SAYS)
+    status, _, error = execute_one(nb, tmp_path / "out.ipynb", {})
+    assert status == "ok", error
+    pid, _, preloaded, tomlib_name, pandas_name = said(tmp_path / "out.ipynb")
+    assert (preloaded, tomlib_name, pandas_name) == ("True", "False", "False")
+    assert gone(int(pid)), "the notebook's kernel is shut down once it is done"
+
+
+def test_a_warm_kernel_is_used_only_when_it_fits(tmp_path: Path, closed: None) -> None:
+    nb = write_nb(tmp_path / "in.ipynb", "x = 1", SAYS)
+    env = dict(os.environ)
+    # started for this notebook's folder and environment: the notebook runs in it, as a cold one would
+    _kernels.warm("python3", str(tmp_path), env, _kernels.new_folder())
+    spare = _kernels._spare
+    assert spare is not None
+    km = _kernels.take("python3", str(tmp_path), env)
+    assert km is spare.km
+    status, _, error = execute_one(nb, tmp_path / "warm.ipynb", {}, km=km)
+    assert status == "ok", error
+    pid, _, preloaded, tomlib_name, pandas_name = said(tmp_path / "warm.ipynb")
+    assert int(pid) == spare.km.provisioner.pid
+    assert (preloaded, tomlib_name, pandas_name) == ("True", "False", "False")  # as the cold kernel above
+    assert gone(int(pid))
+    # one variable differs (another task's manifest): the spare is not taken, and it is shut down
+    _kernels.warm("python3", str(tmp_path), env, _kernels.new_folder())
+    other = _kernels._spare
+    assert other is not None
+    assert _kernels.take("python3", str(tmp_path), {**env, "TOMLIB_TABLES_MANIFEST": "/elsewhere"}) is None
+    assert gone(other.km.provisioner.pid)
+    _kernels.warm("python3", str(tmp_path), env, _kernels.new_folder())
+    third = _kernels._spare
+    assert third is not None
+    assert _kernels.take("python3", str(tmp_path / "other-folder"), env) is None
+    assert gone(third.km.provisioner.pid)
+
+
+def test_a_series_runs_each_next_notebook_in_a_kernel_started_before_it_and_leaves_none(
+    tmp_path: Path, isolated: Path
+) -> None:
+    from tomlib.runner import Profile, run_notebooks
+
+    d = tmp_path / "nbs"
+    d.mkdir()
+    for i in (1, 2, 3):
+        write_nb(d / f"0{i}_k.ipynb", "results_dir = ''", f"import time\ntime.sleep(1.5)\n{SAYS}")
+    out = run_notebooks(Profile(name="t"), directory=d, progress=False, html=False)
+    assert [o.status for o in out] == ["ok"] * 3, [o.error for o in out]
+    stamps = [json.loads(Path(o.output).with_name(f"{o.name}.stamp.json").read_text()) for o in out]
+    kernels = [said(Path(o.output)) for o in out]
+    for i in (1, 2):
+        started = float(kernels[i][1])
+        assert started < stamps[i]["started"] - 1, "the next kernel started before its notebook's task"
+        assert started < stamps[i - 1]["finished"] - 1, "while the previous notebook still ran"
+    assert all(k[2:] == ["True", "False", "False"] for k in kernels)
+    assert all(gone(int(k[0]), timeout=10) for k in kernels), "no kernel outlives the run"
