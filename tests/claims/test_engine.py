@@ -249,3 +249,41 @@ def test_an_inconclusive_verdict_past_its_planned_units_does_not_ask_for_units()
     fewer = row.copy()
     fewer["n_units"] = 40
     assert verdict_text(fewer).endswith("; 90 would give 80% power at the paper's effect")
+
+
+def test_the_grouper_gives_each_subsets_own_groups_in_order_and_its_own_errors() -> None:
+    from tomlib.claims._verdict import ClaimDataError, Grouper, groups
+
+    rng = np.random.default_rng(3)
+    n = 40
+    table = units(
+        rng.normal(1, 1, n),
+        rng.normal(0, 1, n),
+        reading=np.array(["d", "alt"] * n),
+        source=np.array(["formal", "llm:x"] * n),
+        task=np.array(["t1"] * n + ["t2"] * n),
+    )
+    table["value"] = table["value"].astype(object)
+    table.loc[5, "value"] = "not a number"  # dropped, as groups drops it
+    table.loc[7, "metric"] = "other"
+    c = claim(select="task == 't1' or task == 't2'", a="cond == 'A'", b="cond == 'B' and reading == 'd'")
+    grouper = Grouper({"t.units": table})
+    subsets = [table, table[table["source"] == "formal"], table[table["reading"] == "d"], table.iloc[::3], table[:0]]
+    for sub in subsets:
+        want, got = groups(c, sub), grouper(c, sub)
+        assert list(got.columns) == list(want.columns)
+        pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
+    # rows in both groups: an error where the subset holds one, none where it holds none
+    both = claim(b="cond == 'B' or reading == 'alt'")
+    with pytest.raises(ClaimDataError, match="in both A"):
+        grouper(both, table)
+    only_default = table[table["reading"] == "d"]
+    pd.testing.assert_frame_equal(
+        grouper(both, only_default).reset_index(drop=True), groups(both, only_default).reset_index(drop=True)
+    )
+    # a frame that is not a subset of the whole table (a changed value) is grouped on its own
+    changed = table.copy()
+    changed["value"] = 0.0
+    assert (grouper(c, changed)["value"] == 0.0).all()
+    with pytest.raises(ClaimDataError, match="do not fit"):
+        grouper(claim(a="no_such_column == 1"), table)

@@ -27,8 +27,8 @@ from tomlib.claims._verdict import (
     ACROSS_MODELS,
     VERDICT_COLUMNS,
     ClaimDataError,
+    Grouper,
     Judged,
-    groups,
     holm_rows,
     judge_claim,
     verdicts,
@@ -70,14 +70,14 @@ def judge(
         if not sources:
             continue
         base: dict[str, dict[str, Judged]] = {}
-        masks = RowMasks()
+        masks, grouper = RowMasks(), Grouper(mine)
         defaults = defaults_only(mine, readings, masks)
-        judged = verdicts(paper, claims, defaults, sources, keep=base)
+        judged = verdicts(paper, claims, defaults, sources, keep=base, grouper=grouper)
         if robustness:
-            judged = with_robustness(judged, paper, claims, readings, mine, base, masks, wanted)
+            judged = with_robustness(judged, paper, claims, readings, mine, base, masks, wanted, grouper)
         if wanted is not None:
             judged = judged[judged["claim_id"].isin(wanted)].reset_index(drop=True)
-        frames.append(with_declared_truth(judged, claims, defaults))
+        frames.append(with_declared_truth(judged, claims, defaults, grouper))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=VERDICT_COLUMNS)
 
 
@@ -90,15 +90,16 @@ def with_robustness(
     base: dict[str, dict[str, Judged]],
     masks: RowMasks | None = None,
     wanted: set[str] | None = None,
+    grouper: Grouper | None = None,
 ) -> pd.DataFrame:
     """Fill ``robust``, ``flips_under``, ``held_under`` and ``not_checked``: under each alternative of each reading
     (:mod:`tomlib.claims._robust`), the claims whose rows it changes are judged again and Holm's correction is redone
     over the source's family (the others keep their judgement); a claim flips when its verdict changes. ``wanted``
     (claim ids): only those claims' columns are filled, and an alternative that touches none of them is skipped."""
-    masks = masks or RowMasks()
+    masks, grouper = masks or RowMasks(), grouper or Grouper(units)
     by_id = {c.claim_id: c for c in claims}
     verdict_of = {(r.claim_id, r.source): r.verdict for r in judged.itertuples() if r.verdict != "not reproduced"}
-    picks = Picks(units)
+    picks = Picks(units, grouper)
     extra: list[dict] = []
     found: dict[tuple[str, str], Robustness] = {}
     checked: dict[tuple[str, str], set[str]] = {}
@@ -118,7 +119,7 @@ def with_robustness(
             judged_again: list[Claim] = []
             only_here: set[str] = set()
             for c in hit:
-                j = judge_claim(alt.claims([c])[0], alt_units, source)
+                j = judge_claim(alt.claims([c])[0], alt_units, source, grouper)
                 checked.setdefault((c.claim_id, source), set()).add(alt.reading.parameter)
                 if j is None:  # it lacks a group under this alternative (no FTM after the last round)
                     continue
@@ -157,9 +158,12 @@ def with_robustness(
     return out
 
 
-def with_declared_truth(judged: pd.DataFrame, claims: list[Claim], units: dict[str, pd.DataFrame]) -> pd.DataFrame:
+def with_declared_truth(
+    judged: pd.DataFrame, claims: list[Claim], units: dict[str, pd.DataFrame], grouper: Grouper | None = None
+) -> pd.DataFrame:
     """Fill ``declared_effect``, ``declared_truth`` and ``matches_truth`` for the verdicts on a simulated model's rows
     whose competence declares every row's expectation (:mod:`tomlib.claims._truth`)."""
+    grouper = grouper or Grouper(units)
     by_id = {c.claim_id: c for c in claims}
     out = judged.copy().astype({"declared_truth": object, "matches_truth": object})
     for i, r in judged.iterrows():
@@ -171,7 +175,7 @@ def with_declared_truth(judged: pd.DataFrame, claims: list[Claim], units: dict[s
         if mine.empty:
             continue
         try:
-            got = declared_truth(claim, groups(claim, mine))
+            got = declared_truth(claim, grouper(claim, mine))
         except ClaimDataError:
             got = None
         if got is not None:
@@ -183,8 +187,8 @@ def with_declared_truth(judged: pd.DataFrame, claims: list[Claim], units: dict[s
 class Picks:
     """The rows each claim picks for a source under any reading (its metric, ``select`` and groups), computed once."""
 
-    def __init__(self, units: dict[str, pd.DataFrame]) -> None:
-        self.units = units
+    def __init__(self, units: dict[str, pd.DataFrame], grouper: Grouper | None = None) -> None:
+        self.units, self.grouper = units, grouper or Grouper(units)
         self.cache: dict[tuple[str, str, str], pd.DataFrame | None] = {}
 
     def of(self, claim: Claim, source: str, alt: Alternative | None = None) -> pd.DataFrame | None:
@@ -198,7 +202,7 @@ class Picks:
             picked = None
             if table is not None:
                 try:
-                    picked = groups(claim, table[_of(table, source)])
+                    picked = self.grouper(claim, table[_of(table, source)])
                 except ClaimDataError:
                     picked = None
             self.cache[key] = picked

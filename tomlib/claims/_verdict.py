@@ -68,6 +68,58 @@ def groups(claim: Claim, units: pd.DataFrame) -> pd.DataFrame:
     return frame.dropna(subset=["value"])
 
 
+class Grouper:
+    """:func:`groups` of frames that are row subsets of whole units tables (``roots``, by a claim's ``units`` text:
+    a source's rows, the rows under a reading), computed once per claim on the whole table and then read at the
+    subset's rows. A claim picks rows one by one (its metric, ``select``, ``a`` and ``b`` compare a row's own values),
+    so a subset's groups are the whole table's at the subset's rows, in the same order. A judgement under every
+    reading asks for each claim's groups about five times, and the three queries were most of its time. A frame
+    that is not such a subset, or a claim whose queries do not fit the whole table, is grouped directly."""
+
+    def __init__(self, roots: dict[str, pd.DataFrame]) -> None:
+        self.roots = roots
+        self._whole: dict[tuple[str, ...], tuple[pd.DataFrame, pd.Index] | None] = {}
+
+    def __call__(self, claim: Claim, frame: pd.DataFrame) -> pd.DataFrame:
+        root = self.roots.get(claim.units)
+        if root is None or frame.empty or not _subset_of(frame, root):
+            return groups(claim, frame)
+        key = (claim.units, claim.metric, claim.select, claim.a, claim.b)
+        if key not in self._whole:
+            self._whole[key] = _whole_groups(claim, root)
+        whole = self._whole[key]
+        if whole is None:
+            return groups(claim, frame)
+        picked, both = whole
+        if both.size and both.isin(frame.index).any():
+            raise ClaimDataError(f"{claim.claim_id}: some units are in both A ({claim.a}) and B ({claim.b})")
+        return picked[picked.index.isin(frame.index)]
+
+
+def _subset_of(frame: pd.DataFrame, root: pd.DataFrame) -> bool:
+    """Whether ``frame`` is rows of ``root``, as they are there (labels, columns and values)."""
+    if not frame.columns.equals(root.columns) or not frame.index.isin(root.index).all():
+        return False
+    return frame.equals(root.loc[frame.index])
+
+
+def _whole_groups(claim: Claim, root: pd.DataFrame) -> tuple[pd.DataFrame, pd.Index] | None:
+    """:func:`groups` on a whole table, keeping its row labels, and the labels in both groups (None when the
+    queries do not fit it)."""
+    rows = root[root["metric"] == claim.metric]
+    try:
+        if claim.select:
+            rows = rows.query(claim.select)
+        a = rows.query(claim.a).assign(group="A")
+        b = rows.query(claim.b).assign(group="B") if claim.b else rows.iloc[0:0].assign(group="B")
+    except Exception:  # the subset's own grouping says what does not fit, as without the memo
+        return None
+    both = a.index.intersection(b.index) if claim.b else a.index[:0]
+    frame = pd.concat([a, b])
+    frame["value"] = pd.to_numeric(frame["value"], errors="coerce").round(10)
+    return frame.dropna(subset=["value"]), both
+
+
 def estimate(claim: Claim, frame: pd.DataFrame) -> Estimate:
     """The claim's effect on its unit of analysis (see :mod:`tomlib.claims._stats`)."""
     cols = claim.columns
@@ -221,11 +273,13 @@ def verdicts(
     units: dict[str, pd.DataFrame],
     sources: Iterable[str] | None = None,
     keep: dict[str, dict[str, Judged]] | None = None,
+    grouper: Grouper | None = None,
 ) -> pd.DataFrame:
     """Every claim of a paper for every source its units hold (``units``: table id -> units frame), Holm-corrected
     within the paper and source. A claim whose units (or one of its groups) this source lacks is "not reproduced" for
     it. Claims that compare models are judged once on all ``llm:`` sources together (source ``llm:*``). ``keep``, if
-    given, receives each source's judged claims (to judge again under another reading without redoing the rest)."""
+    given, receives each source's judged claims (to judge again under another reading without redoing the rest).
+    ``grouper``: :class:`Grouper` of the whole tables ``units`` is drawn from, kept across calls."""
     if sources is None:
         sources = sorted({s for f in units.values() for s in f["source"].unique()})
     sources = [*sources, *([ACROSS_MODELS] if any(across_models(c) for c in claims) else [])]
@@ -234,7 +288,7 @@ def verdicts(
         judged: dict[str, Judged] = {}
         missing: list[Claim] = []
         for c in claims:
-            j = judge_claim(c, units, source)
+            j = judge_claim(c, units, source, grouper)
             if j is None:
                 missing.append(c)
             else:
@@ -250,11 +304,13 @@ def verdicts(
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
 
 
-def judge_claim(claim: Claim, units: dict[str, pd.DataFrame], source: str) -> Judged | None:
+def judge_claim(
+    claim: Claim, units: dict[str, pd.DataFrame], source: str, grouper: Grouper | None = None
+) -> Judged | None:
     """One claim on one source's units, before Holm; None when the source lacks its units or one of its groups."""
     table = units.get(claim.units)
     mine = None if table is None else table[_of_source(table, source, across_models(claim))]
-    frame = None if mine is None or mine.empty else groups(claim, mine)
+    frame = None if mine is None or mine.empty else (grouper or groups)(claim, mine)
     if frame is None or not _both_groups(claim, frame):
         return None
     return judge_one(claim, frame)
