@@ -151,3 +151,28 @@ def test_the_runners_processes_do_not_compile_iri_grammars_and_notebooks_still_v
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.split("\n")[:2] == ["invalid one refused", "[]"]
+
+
+def test_the_executed_notebook_is_written_now_and_then_and_whole_at_the_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import papermill.engines
+
+    real, writes = papermill.engines.write_ipynb, []
+
+    def counted(nb: nbformat.NotebookNode, path: str) -> None:
+        writes.append(path)
+        real(nb, path)
+
+    monkeypatch.setattr(papermill.engines, "write_ipynb", counted)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"print({i})") for i in range(20)]
+    nb.cells += [nbformat.v4.new_markdown_cell("the end"), nbformat.v4.new_code_cell("1 / 0")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / "in.ipynb")
+    status, _, error = execute_one(tmp_path / "in.ipynb", tmp_path / "out.ipynb", {})
+    assert status == "failed" and "ZeroDivisionError" in error
+    assert len(writes) <= 4, f"{len(writes)} writes of the executed notebook (papermill alone writes it twice a cell)"
+    code = [c for c in nbformat.read(tmp_path / "out.ipynb", 4).cells if c.cell_type == "code"]
+    assert [c.outputs[0]["text"] for c in code[:20]] == [f"{i}\n" for i in range(20)]
+    assert code[-1].outputs[0]["ename"] == "ZeroDivisionError"
