@@ -3,10 +3,10 @@
 The sweep runs notebook 03 (formal and replayed rows of adaptive-ToM Table 3) over ``--episodes`` x ``--seeds``
 into fresh results folders, once with ``jobs=1`` and once with ``jobs=2``, and checks that both give the same
 long-form tables. ``--series`` also times ``python -m tomlib run --force`` over the whole offline series (HTML
-export included, as ``./reproduce.sh`` does): 1 job with each kernel in one process, 1 job whose kernels play formal
-conditions in worker processes on the machine's cores (the runner's default), and 2 jobs (one core each). Both paths
-use the same engine (a LocalCluster); with one job a kernel's formal work already uses every core, so a second job
-buys less than it did.
+export included, as ``./reproduce.sh`` does): 1 job with each kernel in one process and no warm kernels, 1 job without
+warm kernels, 1 job as the runner's defaults set it (formal workers on the machine's cores, the next notebook's kernel
+started while one runs), and 2 jobs (one core each). Both paths use the same engine (a LocalCluster); with one job a
+kernel's formal work already uses every core, so a second job buys less than it did.
 
     .venv/bin/python benchmarks/bench_sweep.py [--episodes 10 20] [--seeds 1 2 3] [--series]
 """
@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from tomlib.runner import Profile, sweep
+from tomlib.runner._kernels import ENV_WARM
 from tomlib.workers import ENV_WORKERS, cores
 
 
@@ -39,12 +40,11 @@ def timed_sweep(results: Path, grid: Path, jobs: int) -> tuple[float, pd.DataFra
     return seconds, tables
 
 
-def timed_series(results: Path, jobs: int, workers: int | None = None) -> float:
-    """``tomlib run --force --jobs N``; ``workers`` sets the kernels' formal worker processes (else the runner's
-    share of the cores)."""
-    env = {k: v for k, v in os.environ.items() if k != ENV_WORKERS}
-    if workers is not None:
-        env[ENV_WORKERS] = str(workers)
+def timed_series(results: Path, jobs: int, **env_over: str) -> float:
+    """``tomlib run --force --jobs N`` with ``env_over`` set (``TOMLIB_FORMAL_WORKERS``, ``TOMLIB_WARM_KERNELS``) and
+    the rest of those two unset, as the runner's defaults."""
+    env = {k: v for k, v in os.environ.items() if k not in (ENV_WORKERS, ENV_WARM)}
+    env.update(env_over)
     t0 = time.perf_counter()
     cmd = [sys.executable, "-m", "tomlib", "run", "--force", "--jobs", str(jobs), "--results", str(results)]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -80,19 +80,24 @@ def main() -> None:
 
 def series(root: Path) -> None:
     """The whole offline series into fresh results folders (the store and the solved kitchen cache stay as they are,
-    as for a user's second run): one job with every kernel in one process (``TOMLIB_FORMAL_WORKERS=1``, as before
-    formal workers), one job as the runner sets it (the cores for the notebook's formal work), and two jobs."""
-    s0 = timed_series(root / "series0", 1, workers=1)
-    s1 = timed_series(root / "series1", 1)
-    s2 = timed_series(root / "series2", 2)
-    print("whole offline series, `python -m tomlib run --force` (HTML included)")
-    print(f"  --jobs 1, {ENV_WORKERS}=1: {s0:7.1f} s")
-    print(f"  --jobs 1:                {s1:7.1f} s   speedup {s0 / s1:.2f}x (formal workers: {cores()} cores)")
-    print(f"  --jobs 2:                {s2:7.1f} s   speedup {s0 / s2:.2f}x")
-    for name in ("series0", "series1", "series2"):
+    as for a user's second run), back to back: one job with every kernel in one process and no warm kernels (how the
+    series ran before formal workers and warm kernels), one job without warm kernels, one job as the runner sets it
+    (formal workers on the cores, the next notebook's kernel started while one runs), and two jobs."""
+    runs = {
+        "series0": (f"--jobs 1, {ENV_WORKERS}=1, {ENV_WARM}=0", 1, {ENV_WORKERS: "1", ENV_WARM: "0"}),
+        "series_cold": (f"--jobs 1, {ENV_WARM}=0", 1, {ENV_WARM: "0"}),
+        "series1": ("--jobs 1 (the default)", 1, {}),
+        "series2": ("--jobs 2", 2, {}),
+    }
+    took = {name: timed_series(root / name, jobs, **env) for name, (_, jobs, env) in runs.items()}
+    print(f"whole offline series, `python -m tomlib run --force` (HTML included; formal workers: {cores()} cores)")
+    for name, (label, _, _) in runs.items():
+        print(f"  {label:<48} {took[name]:7.1f} s   speedup {took['series0'] / took[name]:.2f}x")
+    print(f"  warm kernels alone (one job): {took['series_cold'] / took['series1']:.2f}x")
+    for name in runs:
         stamps = sorted((root / name / "notebooks").glob("*.stamp.json"))
         per = {p.name.split("_")[0]: json.loads(p.read_text())["seconds"] for p in stamps}
-        print(f"  {name} per notebook (s): " + ", ".join(f"{k} {v:.0f}" for k, v in per.items()))
+        print(f"  {name} per notebook (s): " + ", ".join(f"{k} {v:.1f}" for k, v in per.items()))
     parts = {p.name: sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) for p in (root / "series1").iterdir()}
     print(
         f"  results/ of the one-job series: {sum(parts.values()) / 1e6:.1f} MB ("

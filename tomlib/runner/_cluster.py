@@ -102,6 +102,7 @@ def settle_output(task: NotebookTask, status: str, attempt: Path) -> Path:
 def driver_env(jobs: int | None = None) -> dict[str, str]:
     """The tomlib variables of the driver's environment that shape a notebook run; with ``jobs`` (notebooks at once on
     a local cluster), the cores each kernel's formal work may use (:func:`tomlib.workers.per_notebook`)."""
+    _kernels.warm_wanted()  # a typo in TOMLIB_WARM_KERNELS is refused here, before the cluster starts
     env = {k: os.environ[k] for k in (*PATH_VARS, *PLAIN_VARS) if os.environ.get(k)}
     return {**env, **per_notebook(jobs)} if jobs is not None else env
 
@@ -480,13 +481,14 @@ def run_tasks(
     queue = list(tasks)
     order = {id(t): len(queue) - i for i, t in enumerate(queue)}  # dask runs higher priority first: series order
     # with a budget, only as many tasks as worker threads are out at once, so each starts from the spend so far
+    warm = _kernels.warm_wanted()
     threads = max(1, sum(client.nthreads().values()))
     width = threads if ledger is not None else len(queue)
     running: dict[Any, NotebookTask] = {}
 
     def submit() -> Any:
         task = queue.pop(0)
-        task.warm_next = len(queue) >= threads  # some worker gets another: each warms a kernel while it runs one
+        task.warm_next = warm and len(queue) >= threads  # some worker gets another: each warms one meanwhile
         if ledger is not None:
             task.spent = read_ledger(ledger)[:2]
         key = f"{task.key}-{uuid.uuid4().hex[:8]}"

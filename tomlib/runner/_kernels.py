@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
 import shutil
 import tempfile
 import threading
@@ -19,6 +20,23 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tomlib.errors import UsageError
+
+ENV_WARM = "TOMLIB_WARM_KERNELS"
+"""1 (the default): each worker starts its next notebook's kernel while one runs; 0: each notebook starts its own."""
+
+
+def warm_wanted() -> bool:
+    """:data:`ENV_WARM` read on the driver; a value other than 0 or 1 is refused before any kernel starts."""
+    raw = os.environ.get(ENV_WARM, "").strip() or "1"
+    if raw not in ("0", "1"):
+        raise UsageError(
+            f"{ENV_WARM} must be 1 (start the next notebook's kernel while one runs, the default) or 0 (each notebook "
+            f"starts its own kernel); got {raw!r}."
+        )
+    return raw == "1"
+
 
 PRELOAD = (
     "pandas",
