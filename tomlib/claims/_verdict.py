@@ -54,18 +54,25 @@ def groups(claim: Claim, units: pd.DataFrame) -> pd.DataFrame:
     """The units of one claim: its metric, its shared selection, and a ``group`` column (A or B)."""
     rows = units[units["metric"] == claim.metric].reset_index(drop=True)  # one label per unit, for the overlap check
     try:
-        if claim.select:
-            rows = rows.query(claim.select)
-        a = rows.query(claim.a).assign(group="A")
-        b = rows.query(claim.b).assign(group="B") if claim.b else rows.iloc[0:0].assign(group="B")
+        frame, both = _picked(claim, rows)
     except Exception as exc:  # pandas raises UndefinedVariableError, SyntaxError, TypeError...
         raise ClaimDataError(f"{claim.claim_id}: its queries do not fit {claim.units} ({exc})") from None
-    if claim.b and a.index.intersection(b.index).size:
+    if both.size:
         raise ClaimDataError(f"{claim.claim_id}: some units are in both A ({claim.a}) and B ({claim.b})")
+    return frame
+
+
+def _picked(claim: Claim, rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.Index]:
+    """The claim's A and B rows among ``rows`` (of its metric) with a ``group`` column and numeric values, and the
+    labels of rows in both groups; pandas' own error when a query does not fit."""
+    if claim.select:
+        rows = rows.query(claim.select)
+    a = rows.query(claim.a).assign(group="A")
+    b = rows.query(claim.b).assign(group="B") if claim.b else rows.iloc[0:0].assign(group="B")
     frame = pd.concat([a, b])
     # rounded: shares that sum to 1 differ by 1e-17 where they are equal, and a t-test of that noise is no evidence
     frame["value"] = pd.to_numeric(frame["value"], errors="coerce").round(10)
-    return frame.dropna(subset=["value"])
+    return frame.dropna(subset=["value"]), a.index.intersection(b.index)
 
 
 class Grouper:
@@ -104,20 +111,12 @@ def _subset_of(frame: pd.DataFrame, root: pd.DataFrame) -> bool:
 
 
 def _whole_groups(claim: Claim, root: pd.DataFrame) -> tuple[pd.DataFrame, pd.Index] | None:
-    """:func:`groups` on a whole table, keeping its row labels, and the labels in both groups (None when the
-    queries do not fit it)."""
-    rows = root[root["metric"] == claim.metric]
+    """:func:`_picked` on a whole table, keeping its row labels (None when the queries do not fit it: the subset's
+    own :func:`groups` then says what does not fit, as without the memo)."""
     try:
-        if claim.select:
-            rows = rows.query(claim.select)
-        a = rows.query(claim.a).assign(group="A")
-        b = rows.query(claim.b).assign(group="B") if claim.b else rows.iloc[0:0].assign(group="B")
-    except Exception:  # the subset's own grouping says what does not fit, as without the memo
+        return _picked(claim, root[root["metric"] == claim.metric])
+    except Exception:
         return None
-    both = a.index.intersection(b.index) if claim.b else a.index[:0]
-    frame = pd.concat([a, b])
-    frame["value"] = pd.to_numeric(frame["value"], errors="coerce").round(10)
-    return frame.dropna(subset=["value"]), both
 
 
 def estimate(claim: Claim, frame: pd.DataFrame) -> Estimate:
