@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import functools
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from tomlib.envs._base import Game, GameInfo, IllegalAction, check_preference
 from tomlib.paths import data_dir
 
 ACTION_NAMES = ("up", "down", "left", "right", "stay", "interact")
+_ACTION_INDEX = {name: i for i, name in enumerate(ACTION_NAMES)}
 FACING = {(0, -1): "up", (0, 1): "down", (-1, 0): "left", (1, 0): "right"}
 TERRAIN = {
     "X": "a kitchen counter",
@@ -101,6 +103,36 @@ class KitchenState:
         return f"KitchenState(t={self.t}, delivered={self.delivered}, {self.key})"
 
 
+class _Kitchen:
+    """What every game on one layout and cook time shares in a process, whatever its ``prefer`` and horizon: the
+    library's gridworld, its planner (built in about a second) and the next states :meth:`OvercookedGame.step` keeps
+    (the library's transition reads neither)."""
+
+    def __init__(self, layout: str, cook_time: int) -> None:
+        _, mdp_mod = _lib()
+        path = data_dir() / "layouts" / f"{layout}.layout"
+        if not path.exists():
+            raise FileNotFoundError(f"No Overcooked layout '{layout}' ({path} is missing).")
+        spec = ast.literal_eval(path.read_text())
+        self.grid = [row.strip() for row in spec.pop("grid").split("\n")]
+        spec["layout_name"] = layout
+        self.mdp = mdp_mod.OvercookedGridworld.from_grid(self.grid, spec, {"cook_time": cook_time})
+        self.next_states: dict[Any, tuple[Any, bool]] = {}
+
+    @cached_property
+    def planner(self) -> Any:
+        with contextlib.redirect_stderr(io.StringIO()):
+            from overcooked_ai_py.planning.planners import NO_COUNTERS_PARAMS, MediumLevelActionManager
+
+        with contextlib.redirect_stdout(io.StringIO()):  # it narrates its motion-planner cache
+            return MediumLevelActionManager(self.mdp, NO_COUNTERS_PARAMS)
+
+
+@functools.cache
+def _kitchen(layout: str, cook_time: int) -> _Kitchen:
+    return _Kitchen(layout, cook_time)
+
+
 class OvercookedGame(Game):
     """Time to the first delivered onion soup, two players, on an overcooked-ai layout."""
 
@@ -114,19 +146,14 @@ class OvercookedGame(Game):
         collaborate to cook and deliver onion soup"), so eq. 9's team value is all a cook weighs and the tie model
         draws among what it leaves equal."""
         self.prefer = check_preference(prefer)
-        actions, mdp_mod = _lib()
+        actions, _ = _lib()
         self._A = actions.Action
         self.layout_name = layout
         self.horizon = int(horizon)
         self.cook_time = int(cook_time)
-        path = data_dir() / "layouts" / f"{layout}.layout"
-        if not path.exists():
-            raise FileNotFoundError(f"No Overcooked layout '{layout}' ({path} is missing).")
-        spec = ast.literal_eval(path.read_text())
-        grid = [row.strip() for row in spec.pop("grid").split("\n")]
-        spec["layout_name"] = layout
-        self.mdp = mdp_mod.OvercookedGridworld.from_grid(grid, spec, {"cook_time": self.cook_time})
-        self.grid = grid
+        self._kitchen = _kitchen(layout, self.cook_time)
+        self.mdp = self._kitchen.mdp
+        self.grid = self._kitchen.grid
         self.params = {"layout": layout, "horizon": self.horizon, "prefer": self.prefer}
         self.info = GameInfo(
             name="overcooked",
@@ -149,14 +176,11 @@ class OvercookedGame(Game):
     def _wrap(self, lib: Any, t: int, delivered: bool) -> KitchenState:
         return KitchenState(lib=lib, t=t, delivered=delivered, mdp=self.mdp)
 
-    @cached_property
+    @property
     def planner(self) -> Any:
-        """overcooked-ai's medium-level action manager for this layout (used by the Greedy partner)."""
-        with contextlib.redirect_stderr(io.StringIO()):
-            from overcooked_ai_py.planning.planners import NO_COUNTERS_PARAMS, MediumLevelActionManager
-
-        with contextlib.redirect_stdout(io.StringIO()):  # it narrates its motion-planner cache
-            return MediumLevelActionManager(self.mdp, NO_COUNTERS_PARAMS)
+        """overcooked-ai's medium-level action manager for this layout (used by the Greedy partner), one per layout and
+        cook time in a process."""
+        return self._kitchen.planner
 
     def action_name(self, lib_action: Any) -> str:
         """Our name of an overcooked-ai action."""
@@ -175,7 +199,7 @@ class OvercookedGame(Game):
         if self.is_terminal(state):
             raise IllegalAction("the episode is over")
         a0, a1 = self.check_joint(state, joint)
-        memo = self.__dict__.setdefault("_next", {})
+        memo = self._kitchen.next_states
         key = (lib_key(state.lib), a0, a1)
         got = memo.get(key)
         if got is not None:
@@ -282,16 +306,19 @@ class OvercookedGame(Game):
 
     def _model_next(self, state: KitchenState, joint: Sequence[str]) -> int | None:
         """The exact model's next state index for ``joint`` (or OUT / DELIVERED); None for a state outside the
-        model's reachable set (the table answers the states it holds; the step function the rest)."""
+        model's reachable set (the table answers the states it holds, one row kept for the state last asked about: a
+        decision values one state under every joint action; the step function answers the rest)."""
         from tomlib.envs._kitchen import DELIVERED, OUT
 
+        a = _ACTION_INDEX[joint[0]] * len(ACTION_NAMES) + _ACTION_INDEX[joint[1]]
+        last = self.__dict__.get("_last_row")
+        if last is None or last[0] is not state:
+            k = self.exact[1].get(self._compact_of(state))
+            last = self.__dict__["_last_row"] = (state, None if k is None else self._moves[k].tolist())
+        if last[1] is not None:
+            return last[1][a]  # type: ignore[no-any-return]
         kitchen, index, _ = self.exact
-        a = ACTION_NAMES.index(joint[0]) * len(ACTION_NAMES) + ACTION_NAMES.index(joint[1])
-        here = self._compact_of(state)  # a decision values one state under every joint action
-        k = index.get(here)
-        if k is not None:
-            return int(self._moves[k, a])
-        nxt = kitchen.step(here, divmod(a, len(ACTION_NAMES)))  # type: ignore[arg-type]
+        nxt = kitchen.step(self._compact_of(state), divmod(a, len(ACTION_NAMES)))  # type: ignore[arg-type]
         return nxt if nxt in (DELIVERED, OUT) else index.get(nxt)  # type: ignore[return-value]
 
     def joint_value(self, state: KitchenState, joint: Sequence[str]) -> float:

@@ -10,8 +10,7 @@ Ties are broken by the reasoning agent's own random stream, so repeated episodes
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from tomlib.envs import Game
 
@@ -54,10 +53,9 @@ def tie_stream(own: random.Random, tie_break: str, epsilon: float = 0.0) -> rand
     return own if tie_break == "independent" else SharedTies(own, epsilon)
 
 
-@dataclass(frozen=True)
-class ToMLevel:
+class ToMLevel(NamedTuple):
     """One level of the recursion: at ``order``, ``player`` believes its partner does ``belief`` and so
-    chooses ``action``."""
+    chooses ``action`` (a named tuple: a step of every formal agent makes one per level)."""
 
     order: int
     player: int
