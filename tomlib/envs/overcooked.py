@@ -108,12 +108,9 @@ class _Kitchen:
     library's gridworld, its planner (built in about a second) and the next states :meth:`OvercookedGame.step` keeps
     (the library's transition reads neither)."""
 
-    def __init__(self, layout: str, cook_time: int) -> None:
+    def __init__(self, layout: str, text: str, cook_time: int) -> None:
         _, mdp_mod = _lib()
-        path = data_dir() / "layouts" / f"{layout}.layout"
-        if not path.exists():
-            raise FileNotFoundError(f"No Overcooked layout '{layout}' ({path} is missing).")
-        spec = ast.literal_eval(path.read_text())
+        spec = ast.literal_eval(text)
         self.grid = [row.strip() for row in spec.pop("grid").split("\n")]
         spec["layout_name"] = layout
         self.mdp = mdp_mod.OvercookedGridworld.from_grid(self.grid, spec, {"cook_time": cook_time})
@@ -128,9 +125,18 @@ class _Kitchen:
             return MediumLevelActionManager(self.mdp, NO_COUNTERS_PARAMS)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=8)
+def _shared_kitchen(layout: str, text: str, cook_time: int) -> _Kitchen:
+    return _Kitchen(layout, text, cook_time)
+
+
 def _kitchen(layout: str, cook_time: int) -> _Kitchen:
-    return _Kitchen(layout, cook_time)
+    """The :class:`_Kitchen` of a layout, by its file's text (a test's or a user's data folder may hold another
+    file of that name)."""
+    path = data_dir() / "layouts" / f"{layout}.layout"
+    if not path.exists():
+        raise FileNotFoundError(f"No Overcooked layout '{layout}' ({path} is missing).")
+    return _shared_kitchen(layout, path.read_text(), cook_time)
 
 
 class OvercookedGame(Game):
@@ -146,13 +152,16 @@ class OvercookedGame(Game):
         collaborate to cook and deliver onion soup"), so eq. 9's team value is all a cook weighs and the tie model
         draws among what it leaves equal."""
         self.prefer = check_preference(prefer)
-        actions, _ = _lib()
+        actions, mdp_mod = _lib()
         self._A = actions.Action
         self.layout_name = layout
         self.horizon = int(horizon)
         self.cook_time = int(cook_time)
         self._kitchen = _kitchen(layout, self.cook_time)
         self.mdp = self._kitchen.mdp
+        # overcooked-ai keeps its recipes (their cook time) in one class per process, set by the gridworld made last:
+        # each game sets it again, as making its own gridworld did
+        mdp_mod.Recipe.configure(self.mdp.recipe_config)
         self.grid = self._kitchen.grid
         self.params = {"layout": layout, "horizon": self.horizon, "prefer": self.prefer}
         self.info = GameInfo(
