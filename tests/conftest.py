@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "transcripts").mkdir()
     monkeypatch.setenv("TOMLIB_TRANSCRIPTS", str(tmp_path / "transcripts"))
     monkeypatch.delenv("TOMLIB_LLM_MODE", raising=False)
+    if (played := sys.modules.get("tomlib.experiments.adaptive_tom._played")) is not None:
+        played.forget()  # no test replays the formal conditions another test played
     return tmp_path
 
 

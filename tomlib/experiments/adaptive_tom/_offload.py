@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -197,26 +197,58 @@ _turns: weakref.WeakKeyDictionary[Any, _Turns] = weakref.WeakKeyDictionary()
 
 
 async def play_elsewhere(
-    job: ConditionJob, log: Any, pool: ProcessPoolExecutor, on_episode: Callable[[], None]
+    job: ConditionJob,
+    log: Any,
+    pool: ProcessPoolExecutor,
+    on_episode: Callable[[], None],
+    kept: list[Event] | None = None,
+    turn: int | None = None,
 ) -> list[EpisodeResult] | None:
     """Play ``job`` in ``pool`` and write its events into ``log`` once every condition asked for before it on the same
-    log is written. None when the workers are gone (a worker killed): the caller then plays the condition itself."""
-    turns = _turns.get(log) or _turns.setdefault(log, _Turns())
-    mine = turns.issued
-    turns.issued += 1
-    played: list[EpisodeResult] | None = None
-    try:
+    log is written (and append them to ``kept``). ``turn``: its place in that order (:func:`take_turn`; taken now
+    when not given). None when the workers are gone (a worker killed): the caller then plays the condition itself."""
+    turn = take_turn(log) if turn is None else turn
+
+    async def played() -> tuple[list[EpisodeResult], list[Event]] | None:
         try:
-            played, events = await asyncio.wrap_future(pool.submit(play_job, job))
+            return await asyncio.wrap_future(pool.submit(play_job, job))
         except BrokenProcessPool:
             print("tomlib: a formal worker process stopped; playing the rest here", file=sys.stderr, flush=True)
             close()
             os.environ[ENV_WORKERS] = "1"
             return None
+
+    return await write_in_turn(log, turn, played(), on_episode, kept)
+
+
+def take_turn(log: Any) -> int:
+    """The next place in the order conditions' events are written into ``log`` (the order they were asked for)."""
+    turns = _turns.get(log) or _turns.setdefault(log, _Turns())
+    turns.issued += 1
+    return turns.issued - 1
+
+
+async def write_in_turn(
+    log: Any,
+    mine: int,
+    made: Awaitable[tuple[list[EpisodeResult], list[Event]] | None],
+    on_episode: Callable[[], None],
+    kept: list[Event] | None = None,
+) -> list[EpisodeResult] | None:
+    """Await a condition's episodes and events (``made``: played in a worker, or kept from an earlier run), and
+    write the events into ``log`` at its place ``mine`` (:func:`take_turn`); None when ``made`` gives none."""
+    turns = _turns[log]
+    try:
+        got = await made
+        if got is None:
+            return None
+        played, events = got
         async with turns.ready:
             await turns.ready.wait_for(lambda: turns.written == mine)
         for kind, payload, condition, episode, step, agent in events:
             log.event(kind, payload, condition=condition, episode=episode, step=step, agent=agent)
+        if kept is not None:
+            kept += events
         for _ in played:
             on_episode()
         return played

@@ -18,7 +18,7 @@ from tomlib.envs import Game
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import in_flight, run_jobs
 from tomlib.experiments._units import write_episode_units
-from tomlib.experiments.adaptive_tom import _offload
+from tomlib.experiments.adaptive_tom import _offload, _played
 from tomlib.experiments.adaptive_tom._play import play_here
 from tomlib.experiments.adaptive_tom._setup import (
     ATOM,
@@ -68,11 +68,16 @@ async def run_condition(
     for p in players:
         setup.agent(p)  # a partner that cannot be built fails here, before any episode runs
     setup.check_playable(game, players)
+    at = _played.key(game, players, setup, seed, condition, episodes)
+    if (before := _played.recall(at, log.detail_episodes)) is not None:  # played already: its episodes and events
+        again = _made(list(before.episodes), before.events_for(log.detail_episodes))
+        return await _offload.write_in_turn(log, _offload.take_turn(log), again, on_episode)  # type: ignore[return-value]
     carried = setup.carry_losses and any(p in ATOM.values() for p in players)
     made = made_from(game)
     pool = _offload.executor() if setup.chat is None and made is not None else None
     if pool is None or made is None:
         started = time.perf_counter()
+        recorder = None if at is None else _offload.EventRecorder(log.experiment, log.detail_episodes)
         here = await play_here(
             game,
             players,
@@ -80,13 +85,17 @@ async def run_condition(
             episodes=range(episodes),
             seed=seed,
             condition=condition,
-            log=log,
+            log=recorder or log,  # type: ignore[arg-type]
             parallel=parallel,
             limit=limit,
             on_episode=on_episode,
         )
         if setup.chat is None:
             _offload.played_here(time.perf_counter() - started)
+        if recorder is not None:
+            for kind, payload, cond, episode, step, agent in recorder.events:
+                log.event(kind, payload, condition=cond, episode=episode, step=step, agent=agent)
+            _played.keep(at, here, recorder.events, log.detail_episodes)
         return here
     parts = [range(episodes)] if carried else _offload.split(episodes, _offload.formal_workers())
     jobs = [
@@ -95,15 +104,26 @@ async def run_condition(
         )
         for part in parts
     ]
-    played = await asyncio.gather(*(_offload.play_elsewhere(j, log, pool, on_episode) for j in jobs))
+    kept: list[list[_offload.Event]] = [[] for _ in jobs]
+    turns = [_offload.take_turn(log) for _ in jobs]  # now, in the order asked for, as a condition played already does
+    played = await asyncio.gather(
+        *(_offload.play_elsewhere(j, log, pool, on_episode, k, t) for j, k, t in zip(jobs, kept, turns, strict=True))
+    )
     out: list[EpisodeResult] = []
     for part, got in zip(parts, played, strict=True):
         if got is None:  # the workers are gone: this part here
             got = await play_here(
                 game, players, setup, episodes=part, seed=seed, condition=condition, log=log, on_episode=on_episode
             )
+            at = None  # its events went straight to the log: not kept
         out += got
+    _played.keep(at, out, [e for k in kept for e in k], log.detail_episodes)
     return out
+
+
+async def _made(episodes: list[EpisodeResult], events: list[Any]) -> tuple[list[EpisodeResult], list[Any]]:
+    """A condition's episodes and events, already at hand, as :func:`._offload.write_in_turn` awaits them."""
+    return episodes, events
 
 
 def weight_steps(condition: str, played: Sequence[EpisodeResult]) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,7 @@ TABLE1_PAIRS = [(a, b) for a in FIXED for b in FIXED]
 ATOM = {"FTL": "A-ToM (FTL)", "Hedge": "A-ToM (Hedge)"}
 TABLE3_AGENTS = ("ToM-0", "ToM-1", "ToM-2", "Greedy", "PBT", "A-ToM (FTL)", "A-ToM (Hedge)")
 PBT_CHOICES = ("none", "ppo-selfplay")
+UNKNOWN_AGENT = "unknown agent {spec!r}; use ToM-0, ToM-1, ToM-2, " + ", ".join(ATOM.values()) + ", Greedy, PBT"
 STAND_IN_NOTE = (
     "stand-in, not the paper's PBT: a PPO self-play population trained on our kitchen and task "
     "(tomlib.agents.ppo; data/partners)"
@@ -51,6 +52,11 @@ STAND_IN_NOTE = (
 def stand_in_population() -> Population:
     """The PPO stand-in for PBT on the Overcooked task's kitchen, read and checked once per process."""
     return Population.load(load_task("overcooked"))
+
+
+def _stand_in(member: int | None, deterministic: bool) -> Agent:
+    """The PPO stand-in in PBT's seat: the shipped population's ``member`` (None: drawn per episode)."""
+    return PPOPartner(stand_in_population(), member, deterministic)
 
 
 class NotReproduced(RuntimeError):
@@ -131,39 +137,49 @@ class Setup:
             log.observe(self.chat)
 
     def agent(self, spec: str) -> Agent:
-        """``ToM-0``/``ToM-1``/``ToM-2``, ``A-ToM (FTL)``, ``A-ToM (Hedge)``."""
+        """``ToM-0``/``ToM-1``/``ToM-2``, ``A-ToM (FTL)``, ``A-ToM (Hedge)``, ``Greedy``, ``PBT``."""
+        if self.chat is None or spec in ("Greedy", "PBT"):  # those two have no model in them
+            make, arguments = self._formal(spec)
+            try:
+                return make(**arguments)
+            except (PartnerUnavailable, WeightsUnavailable) as exc:
+                raise NotReproduced(f"not reproduced: {exc}") from None
         if re.fullmatch(r"ToM-\d", spec):
-            order = int(spec.removeprefix("ToM-"))
-            if self.chat is None:
-                return FormalToMAgent(order, tie_break=self.tie_break, tie_epsilon=self.tie_epsilon)  # type: ignore[arg-type]
-            return LLMToMAgent(order, LLMToM(self.chat, temperature=self.temperature, history_steps=self.llm_history))
+            llm = LLMToM(self.chat, temperature=self.temperature, history_steps=self.llm_history)
+            return LLMToMAgent(int(spec.removeprefix("ToM-")), llm)
         if spec in ATOM.values():
-            algorithm = "ftl" if "FTL" in spec else "hedge"
-            if self.chat is None:
-                return AdaptiveToMAgent(
-                    algorithm,  # type: ignore[arg-type]
-                    tie_break=self.tie_break,  # type: ignore[arg-type]
-                    tie_epsilon=self.tie_epsilon,
-                    carry_losses=self.carry_losses,
-                    expert_prediction=self.expert_prediction,
-                )
             llm = LLMToM(self.chat, temperature=self.temperature, history_steps=self.llm_history)
             return AdaptiveToMAgent(
-                algorithm,  # type: ignore[arg-type]
+                "ftl" if "FTL" in spec else "hedge",
                 predictor=LLMPredictor(llm),
                 responder=LLMResponder(llm),
                 carry_losses=self.carry_losses,
             )
+        raise ValueError(UNKNOWN_AGENT.format(spec=spec))
+
+    def settings(self, spec: str) -> tuple[Any, ...]:
+        """What a formal agent of ``spec`` is made from: its maker and every argument it gets, nothing else. Two
+        formal agents with equal settings play alike from the same random streams, so a condition whose two agents'
+        settings and game are unchanged plays as before under another reading (:mod:`._played`)."""
+        make, arguments = self._formal(spec)
+        return (getattr(make, "__qualname__", repr(make)), *sorted(arguments.items()))
+
+    def _formal(self, spec: str) -> tuple[Callable[..., Agent], dict[str, Any]]:
+        """How :meth:`agent` makes a formal ``spec``: the maker and its arguments (the single place they are set)."""
+        ties = {"tie_break": self.tie_break, "tie_epsilon": self.tie_epsilon}
+        if re.fullmatch(r"ToM-\d", spec):
+            return FormalToMAgent, {"order": int(spec.removeprefix("ToM-")), **ties}
+        if spec in ATOM.values():
+            algorithm = "ftl" if "FTL" in spec else "hedge"
+            knobs = {"carry_losses": self.carry_losses, "expert_prediction": self.expert_prediction}
+            return AdaptiveToMAgent, {"algorithm": algorithm, **ties, **knobs}
         if spec == "Greedy":
-            return GreedyAgent()
+            return GreedyAgent, {}
         if spec == "PBT":
-            try:
-                if self.pbt == "none":
-                    return pbt_partner()
-                return PPOPartner(stand_in_population(), self.ppo_member, self.ppo_deterministic)
-            except (PartnerUnavailable, WeightsUnavailable) as exc:
-                raise NotReproduced(f"not reproduced: {exc}") from None
-        raise ValueError(f"unknown agent {spec!r}; use ToM-0, ToM-1, ToM-2, {', '.join(ATOM.values())}, Greedy, PBT")
+            if self.pbt == "none":
+                return pbt_partner, {}
+            return _stand_in, {"member": self.ppo_member, "deterministic": self.ppo_deterministic}
+        raise ValueError(UNKNOWN_AGENT.format(spec=spec))
 
     def check_playable(self, game: Game, players: Sequence[str]) -> None:
         """Formal ToM agents need the game's exact joint values; say so before playing if it has none."""
