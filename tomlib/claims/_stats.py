@@ -135,7 +135,7 @@ def joined(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
 def stratified(frame: pd.DataFrame, strata: list[str], cluster_on: list[str]) -> Estimate:
     """The equal-weight mean over strata of the A - B difference, as a contrast of an OLS fit with a mean per stratum
     and condition; cluster-robust errors when units share a cluster, HC3 otherwise."""
-    import statsmodels.api as sm
+    from statsmodels.regression.linear_model import OLS  # not statsmodels.api: 0.4 s less to import
 
     df = frame.copy()
     df["_stratum"] = joined(df, strata) if strata else "all"
@@ -147,7 +147,7 @@ def stratified(frame: pd.DataFrame, strata: list[str], cluster_on: list[str]) ->
     df["_cell"] = df["_stratum"] + "#" + df["group"]
     names = sorted(df["_cell"].unique())  # a mean per cell, no intercept (the formula value ~ 0 + C(_cell))
     design = (df["_cell"].to_numpy()[:, None] == np.array(names, dtype=object)[None, :]).astype(float)
-    model = sm.OLS(df["value"].to_numpy(float), design)
+    model = OLS(df["value"].to_numpy(float), design)
     strata_ids = sorted(df["_stratum"].unique())
     contrast = np.zeros(len(names))
     for s in strata_ids:
