@@ -16,7 +16,7 @@ import pytest
 from tomlib.experiments import adaptive_tom as at
 from tomlib.experiments.adaptive_tom import _played, _run
 from tomlib.experiments.adaptive_tom._setup import AGENT_NAMES, Setup
-from tomlib.workers import ENV_WORKERS
+from tomlib.workers import ENV_PLAYED, ENV_WORKERS
 
 AGENTS = ["ToM-0", "Greedy", "A-ToM (FTL)"]
 
@@ -131,3 +131,56 @@ def test_llm_conditions_are_never_kept() -> None:
     assert _played.key(game, ("ToM-0", "Greedy"), formal, 42, "c", 2) is not None
     llm = Setup(model="sim", chat=ChatModel.from_name("sim", mode="replay"))
     assert _played.key(game, ("ToM-0", "Greedy"), llm, 42, "c", 2) is None
+
+
+def test_the_notebooks_of_a_run_share_conditions_through_its_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Table 1's ToM-k pairs in the kitchen, played by one notebook's kernel, are replayed by Table 3 in another's."""
+    monkeypatch.setenv(ENV_WORKERS, "1")
+    (tmp_path / "played").mkdir(mode=0o700)
+    monkeypatch.setenv(ENV_PLAYED, str(tmp_path / "played"))
+    played = _counting(monkeypatch)
+    monkeypatch.setenv("TOMLIB_RESULTS", str(tmp_path / "shared"))
+    tom = [("ToM-0", "ToM-1"), ("ToM-1", "ToM-0")]
+    asyncio.run(at.table1(tasks=["overcooked"], pairs=tom, episodes=2, progress=False))
+    assert len(list((tmp_path / "played").glob("*.3.pickle"))) == 2
+    _played.forget()  # another kernel: nothing in memory
+    played.clear()
+    three = ["ToM-0", "ToM-1", "Greedy"]
+    shared = asyncio.run(at.table3(agents=three, episodes=2, progress=False))
+    assert sorted(played) == sorted(
+        f"overcooked:{a} vs {b}" for a in three for b in three if "Greedy" in (a, b) and a != b
+    )
+    _played.forget()
+    monkeypatch.delenv(ENV_PLAYED)
+    monkeypatch.setenv("TOMLIB_RESULTS", str(tmp_path / "fresh"))
+    fresh = asyncio.run(at.table3(agents=three, episodes=2, progress=False))
+    pd.testing.assert_frame_equal(shared.table, fresh.table)
+    pd.testing.assert_frame_equal(shared.weights, fresh.weights)
+    assert _events(tmp_path / "shared", shared.run_id) == _events(tmp_path / "fresh", fresh.run_id)
+
+
+def test_a_file_that_cannot_be_read_is_played_again(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(ENV_PLAYED, str(tmp_path))
+    at_ = _played.key(at.load_task("overcooked"), ("ToM-0", "Greedy"), Setup(), 42, "overcooked:ToM-0 vs Greedy", 2)
+    assert at_ is not None
+    (tmp_path / f"{_played._name(at_)}.3.pickle").write_bytes(b"cut short")  # e.g. a disk that filled up
+    assert _played.recall(at_, 0) is None
+
+
+def test_the_runner_gives_a_local_run_a_private_folder_and_deletes_it() -> None:
+    import os
+    import stat
+
+    from tomlib.runner._cluster import played_folder
+
+    env: dict[str, str] = {}
+    with played_folder(env, here=True):
+        folder = Path(env[ENV_PLAYED])
+        assert folder.is_dir() and stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+        (folder / "x.0.pickle").write_bytes(b"")
+    assert not folder.exists()
+    remote: dict[str, str] = {}
+    with played_folder(remote, here=False):  # a cluster elsewhere: its machines do not see this one's folders
+        assert ENV_PLAYED not in remote

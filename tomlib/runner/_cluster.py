@@ -37,7 +37,7 @@ from tomlib.runner._papermill import execute_one, kernel_name, skip_iri_grammars
 from tomlib.sandbox import SANDBOX_ENV
 from tomlib.trace._log import ENV_RUNS_MANIFEST
 from tomlib.trace._runs import compress_finished
-from tomlib.workers import ENV_WORKERS, per_notebook
+from tomlib.workers import ENV_PLAYED, ENV_WORKERS, per_notebook
 
 # Passed from the driver to every task. Paths apply only where the worker shares the driver's filesystem.
 PATH_VARS = ("TOMLIB_ROOT", "TOMLIB_CONFIGS", "TOMLIB_RESULTS", "TOMLIB_TRANSCRIPTS", "TOMLIB_STORE", ENV_LEDGER)
@@ -105,6 +105,22 @@ def driver_env(jobs: int | None = None) -> dict[str, str]:
     _kernels.warm_wanted()  # a typo in TOMLIB_WARM_KERNELS is refused here, before the cluster starts
     env = {k: os.environ[k] for k in (*PATH_VARS, *PLAIN_VARS) if os.environ.get(k)}
     return {**env, **per_notebook(jobs)} if jobs is not None else env
+
+
+@contextlib.contextmanager
+def played_folder(env: dict[str, str], here: bool) -> Iterator[None]:
+    """For a run whose notebooks run on this machine (``here``), a private folder where their kernels share the formal
+    conditions they played (``env[ENV_PLAYED]``, :mod:`tomlib.experiments.adaptive_tom._played`), deleted when the
+    run ends: the next run plays them again."""
+    if not here:
+        yield
+        return
+    folder = tempfile.mkdtemp(prefix="played-", dir=scratch_base())  # mode 700, inside a folder only we can write
+    env[ENV_PLAYED] = folder
+    try:
+        yield
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def write_token(folder: Path) -> tuple[str, str]:

@@ -26,6 +26,7 @@ from tomlib.runner._cluster import (
     TaskOutcome,
     driver_env,
     open_client,
+    played_folder,
     run_tasks,
     watch_cells,
     watch_estimates,
@@ -517,65 +518,66 @@ def _run_plan(
     todo = [nb for nb in books if plan[nb.stem].result is None]
     if todo:
         token, env = write_token(plan[todo[0].stem].output.parent), driver_env(None if scheduler else jobs)
-        tasks = [
-            NotebookTask(
-                key=nb.stem,
-                notebook=str(nb),
-                source=nb.read_bytes(),
-                output=str(plan[nb.stem].output),
-                results=str(plan[nb.stem].params.get("results_dir", plan[nb.stem].output.parent.parent)),
-                params=plan[nb.stem].params,
-                env=env,
-                token=token,
-                keep=last_good(plan[nb.stem].previous).get("finished") is not None,
-            )
-            for nb in todo
-        ]
-        where = scheduler or f"{jobs} local worker{'s' * (jobs > 1)}"
-        changed = sorted({k for p in plan.values() for k in p.params if k in overrides and k != "results_dir"})
-        label = prof.name + (f" with -p {', '.join(changed)}" if changed else "")
-        bar = Progress(len(tasks), f"notebooks ({label}, {where})", enabled=progress)
-        spent_before = [0, 0.0]
+        with played_folder(env, here=scheduler is None):  # the notebooks share the formal conditions they play
+            tasks = [
+                NotebookTask(
+                    key=nb.stem,
+                    notebook=str(nb),
+                    source=nb.read_bytes(),
+                    output=str(plan[nb.stem].output),
+                    results=str(plan[nb.stem].params.get("results_dir", plan[nb.stem].output.parent.parent)),
+                    params=plan[nb.stem].params,
+                    env=env,
+                    token=token,
+                    keep=last_good(plan[nb.stem].previous).get("finished") is not None,
+                )
+                for nb in todo
+            ]
+            where = scheduler or f"{jobs} local worker{'s' * (jobs > 1)}"
+            changed = sorted({k for p in plan.values() for k in p.params if k in overrides and k != "results_dir"})
+            label = prof.name + (f" with -p {', '.join(changed)}" if changed else "")
+            bar = Progress(len(tasks), f"notebooks ({label}, {where})", enabled=progress)
+            spent_before = [0, 0.0]
 
-        def done(task: NotebookTask, outcome: TaskOutcome) -> bool:
-            p = plan[task.key]
-            error, spent, stopped = outcome.error, "", False
-            output = Path(outcome.output or p.output)
-            refused = "EstimateOverBudget" in error  # this notebook stopped unspent; the others may fit
-            if ledger is not None and budget is not None:
-                tokens, usd, calls = read_ledger(ledger)
-                spent = f"{tokens - spent_before[0]:,} tokens, ${usd - spent_before[1]:.4f}"
-                spent_before[:] = [tokens, usd]
-                total, stopped = spend_line(tokens, usd, calls, budget)
-                stopped = (stopped or "BudgetExceeded" in error) and not refused
-                bar.say(f"{task.key}: spent {spent}; run so far: {total}")
-            if html and output.exists():
-                try:
-                    export_html(output)
-                except Exception as exc:  # HTML is a convenience; say so but keep the run's status
-                    error = (error + "; " if error else "") + f"HTML export failed: {exc}"
-            status = "stopped" if refused else outcome.status
-            result = NotebookResult(
-                task.key, status, round(outcome.seconds, 2), error, str(output), outcome.tables, spent
-            )
-            stamp = {**asdict(result), "inputs": p.digest, "profile": prof.name, "parameters": p.params}
-            stamp["sandbox"] = os.environ[SANDBOX_ENV]
-            stamp.update(host=outcome.host, started=outcome.started, finished=outcome.finished)
-            good = last_good(p.previous)
-            if status != "ok" and good:
-                stamp["last_ok"] = good
-            p.stamp.write_text(portable(redact_text(json.dumps(stamp, indent=1, default=str))))
-            write_table_runs(outcome.tables, stamp, p.stamp.parent.parent)
-            p.result = result
-            bar.done(task.key, status, outcome.seconds, error)
-            return stopped
+            def done(task: NotebookTask, outcome: TaskOutcome) -> bool:
+                p = plan[task.key]
+                error, spent, stopped = outcome.error, "", False
+                output = Path(outcome.output or p.output)
+                refused = "EstimateOverBudget" in error  # this notebook stopped unspent; the others may fit
+                if ledger is not None and budget is not None:
+                    tokens, usd, calls = read_ledger(ledger)
+                    spent = f"{tokens - spent_before[0]:,} tokens, ${usd - spent_before[1]:.4f}"
+                    spent_before[:] = [tokens, usd]
+                    total, stopped = spend_line(tokens, usd, calls, budget)
+                    stopped = (stopped or "BudgetExceeded" in error) and not refused
+                    bar.say(f"{task.key}: spent {spent}; run so far: {total}")
+                if html and output.exists():
+                    try:
+                        export_html(output)
+                    except Exception as exc:  # HTML is a convenience; say so but keep the run's status
+                        error = (error + "; " if error else "") + f"HTML export failed: {exc}"
+                status = "stopped" if refused else outcome.status
+                result = NotebookResult(
+                    task.key, status, round(outcome.seconds, 2), error, str(output), outcome.tables, spent
+                )
+                stamp = {**asdict(result), "inputs": p.digest, "profile": prof.name, "parameters": p.params}
+                stamp["sandbox"] = os.environ[SANDBOX_ENV]
+                stamp.update(host=outcome.host, started=outcome.started, finished=outcome.finished)
+                good = last_good(p.previous)
+                if status != "ok" and good:
+                    stamp["last_ok"] = good
+                p.stamp.write_text(portable(redact_text(json.dumps(stamp, indent=1, default=str))))
+                write_table_runs(outcome.tables, stamp, p.stamp.parent.parent)
+                p.result = result
+                bar.done(task.key, status, outcome.seconds, error)
+                return stopped
 
-        with open_client(jobs, scheduler, dashboard=dashboard) as client:
-            watch_estimates(client, bar.say)
-            if bar.live:
-                watch_cells(client, bar.cell)
-            for task in run_tasks(client, tasks, done, ledger=ledger):
-                plan[task.key].result = NotebookResult(task.key, "stopped", error="not run: the budget was spent")
+            with open_client(jobs, scheduler, dashboard=dashboard) as client:
+                watch_estimates(client, bar.say)
+                if bar.live:
+                    watch_cells(client, bar.cell)
+                for task in run_tasks(client, tasks, done, ledger=ledger):
+                    plan[task.key].result = NotebookResult(task.key, "stopped", error="not run: the budget was spent")
         bar.close()
     return [r for nb in books if (r := plan[nb.stem].result) is not None]
 

@@ -6,13 +6,24 @@ episode, seat)``; see :mod:`._offload`). Notebook 03 asks for many conditions tw
 seat holds every pair of the table without it, the stand-in's default playing rule is that table's PBT pairs again,
 and a reading of A-ToM's own (its carried losses, how its experts predict) leaves every pair without A-ToM as it was.
 Those are replayed from here, with the run-log events they made, instead of played again.
+
+The notebooks of one series share theirs too: the runner gives their kernels a private folder for the run
+(:data:`ENV_PLAYED`), where each kernel leaves the conditions it played and finds those the notebooks before it
+played (03's Table 3 holds Table 1's ToM-k pairs and Table 2's A-ToM pairs in the kitchen, under the same readings;
+05's Fig. 3 is Table 2's Hedge pairs). The runner deletes the folder when the run ends, so ``--force`` plays
+everything again.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import pickle
+import tempfile
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tomlib.agents import EpisodeResult
@@ -20,6 +31,7 @@ from tomlib.envs import Game
 from tomlib.experiments.adaptive_tom._offload import Event
 from tomlib.experiments.adaptive_tom._setup import Setup, made_from
 from tomlib.trace import drops_event
+from tomlib.workers import ENV_PLAYED
 
 KEPT_CONDITIONS = 256
 """Conditions kept at most (the least recently asked for go first): a notebook asks for about 250, each a few
@@ -59,26 +71,83 @@ def key(
 
 
 def recall(at: tuple[Any, ...] | None, detail: int | None) -> Played | None:
-    """The condition kept under ``at`` if its events cover a log of ``detail``."""
-    got = _kept.get(at) if at is not None else None
-    if got is None or not got.covers(detail):
+    """The condition kept under ``at`` (in this process, or by an earlier notebook of the run) if its events cover a
+    log of ``detail``."""
+    if at is None:
         return None
-    _kept.move_to_end(at)  # type: ignore[arg-type]
+    got = _kept.get(at)
+    if got is None or not got.covers(detail):
+        got = _read(at, detail)
+        if got is None:
+            return None
+        _remember(at, got)
+    _kept.move_to_end(at)
     return got
 
 
 def keep(
     at: tuple[Any, ...] | None, episodes: Sequence[EpisodeResult], events: Sequence[Event], detail: int | None
 ) -> None:
-    """Keep a condition just played (unless one kept already covers as much)."""
+    """Keep a condition just played (unless one kept already covers as much), here and for the run's other notebooks."""
     if at is None or ((old := _kept.get(at)) is not None and old.covers(detail)):
         return
-    _kept[at] = Played(tuple(episodes), tuple(events), detail)
+    played = Played(tuple(episodes), tuple(events), detail)
+    _remember(at, played)
+    _write(at, played)
+
+
+def forget() -> None:
+    """Drop every condition this process kept (not those in the run's folder)."""
+    _kept.clear()
+
+
+def _remember(at: tuple[Any, ...], played: Played) -> None:
+    _kept[at] = played
     _kept.move_to_end(at)
     while len(_kept) > KEPT_CONDITIONS:
         _kept.popitem(last=False)
 
 
-def forget() -> None:
-    """Drop every kept condition."""
-    _kept.clear()
+def _name(at: tuple[Any, ...]) -> str:
+    """A condition's file stem: its key's digest (the key is tuples of text, numbers, booleans and None)."""
+    return hashlib.sha256(repr(at).encode()).hexdigest()
+
+
+def _folder() -> Path | None:
+    folder = os.environ.get(ENV_PLAYED)
+    return Path(folder) if folder else None
+
+
+def _read(at: tuple[Any, ...], detail: int | None) -> Played | None:
+    """A condition another notebook of the run kept, covering ``detail``; None when there is none (or it cannot be
+    read: then it is played here)."""
+    folder = _folder()
+    if folder is None:
+        return None
+    for path in sorted(folder.glob(_name(at) + ".*.pickle")):
+        try:
+            with path.open("rb") as fh:
+                got = pickle.load(fh)  # written by this run's kernels into the runner's private folder
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+            continue
+        if isinstance(got, Played) and got.covers(detail):
+            return got
+    return None
+
+
+def _write(at: tuple[Any, ...], played: Played) -> None:
+    """Leave ``played`` for the run's other notebooks (atomically: a reader sees all of it or none)."""
+    folder = _folder()
+    if folder is None:
+        return
+    detail = "all" if played.detail is None else str(played.detail)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".part-")
+    except OSError:  # e.g. a notebook on a remote worker, without the folder
+        return
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(played, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, folder / f"{_name(at)}.{detail}.pickle")
+    except Exception:  # not shared (a full disk, say): this notebook has it all the same
+        Path(tmp).unlink(missing_ok=True)
