@@ -184,3 +184,15 @@ def test_the_runner_gives_a_local_run_a_private_folder_and_deletes_it() -> None:
     remote: dict[str, str] = {}
     with played_folder(remote, here=False):  # a cluster elsewhere: its machines do not see this one's folders
         assert ENV_PLAYED not in remote
+
+
+def test_a_folder_other_users_can_write_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from tomlib.errors import UsageError
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # what is read from it is unpickled: no one else may put files there
+    monkeypatch.setenv(ENV_PLAYED, str(shared))
+    at_ = _played.key(at.load_task("overcooked"), ("ToM-0", "Greedy"), Setup(), 42, "overcooked:ToM-0 vs Greedy", 2)
+    with pytest.raises(UsageError, match=r"Refusing .* writable by others .*chmod go-w"):
+        _played.recall(at_, 0)

@@ -16,6 +16,7 @@ everything again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import pickle
@@ -30,6 +31,7 @@ from tomlib.agents import EpisodeResult
 from tomlib.envs import Game
 from tomlib.experiments.adaptive_tom._offload import Event
 from tomlib.experiments.adaptive_tom._setup import Setup, made_from
+from tomlib.paths import private_dir
 from tomlib.trace import drops_event
 from tomlib.workers import ENV_PLAYED
 
@@ -114,8 +116,15 @@ def _name(at: tuple[Any, ...]) -> str:
 
 
 def _folder() -> Path | None:
+    """:data:`ENV_PLAYED` as a folder no other user can change (what is read from it is unpickled: another user who
+    could write there would decide what runs here); a folder that is not raises a one-line error naming the fix."""
     folder = os.environ.get(ENV_PLAYED)
-    return Path(folder) if folder else None
+    return _private(folder) if folder else None
+
+
+@functools.lru_cache(maxsize=4)
+def _private(folder: str) -> Path:
+    return private_dir(folder)
 
 
 def _read(at: tuple[Any, ...], detail: int | None) -> Played | None:
@@ -127,7 +136,7 @@ def _read(at: tuple[Any, ...], detail: int | None) -> Played | None:
     for path in sorted(folder.glob(_name(at) + ".*.pickle")):
         try:
             with path.open("rb") as fh:
-                got = pickle.load(fh)  # written by this run's kernels into the runner's private folder
+                got = pickle.load(fh)  # written by this run's kernels, in a folder only this user can write
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
             continue
         if isinstance(got, Played) and got.covers(detail):
