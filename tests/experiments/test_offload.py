@@ -4,29 +4,17 @@ process, the events in the same order; the runner shares the cores among the not
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
 
+from tests.experiments._logs import run_events
 from tomlib.errors import UsageError
 from tomlib.experiments import adaptive_tom as at
 from tomlib.experiments.adaptive_tom import _offload, _played
 from tomlib.workers import ENV_WORKERS, formal_workers, per_notebook
-
-
-def _events(results: Path, run_id: str) -> list[dict[str, Any]]:
-    out = []
-    for line in (results / "runs" / run_id / "events.jsonl").read_text().splitlines():
-        ev = json.loads(line)
-        for k in ("time", "run_id"):
-            ev.pop(k)
-        if ev["kind"] in ("run_start", "run_end"):
-            ev["payload"].pop("pid", None)
-        out.append(ev)
-    return out
 
 
 def _play(monkeypatch: pytest.MonkeyPatch, tmp: Path, workers: int) -> tuple[list[at.Reproduction], Any, Path]:
@@ -71,7 +59,7 @@ def test_worker_processes_give_the_same_tables_units_and_run_logs(
         pd.testing.assert_frame_equal(a.table, b.table)
         pd.testing.assert_frame_equal(a.episodes, b.episodes)
         pd.testing.assert_frame_equal(a.weights, b.weights)
-        assert _events(one_dir, a.run_id) == _events(two_dir, b.run_id)  # every event, in the same order
+        assert run_events(one_dir, a.run_id) == run_events(two_dir, b.run_id)  # every event, in the same order
     pd.testing.assert_frame_equal(one_rules, two_rules)
     units = sorted(p.relative_to(one_dir) for p in (one_dir / "units").rglob("*") if p.is_file())
     assert units and units == sorted(p.relative_to(two_dir) for p in (two_dir / "units").rglob("*") if p.is_file())

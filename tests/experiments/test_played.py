@@ -6,31 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
 
+from tests.experiments._logs import run_events
 from tomlib.experiments import adaptive_tom as at
 from tomlib.experiments.adaptive_tom import _played, _run
 from tomlib.experiments.adaptive_tom._setup import AGENT_NAMES, Setup
 from tomlib.workers import ENV_PLAYED, ENV_WORKERS
 
 AGENTS = ["ToM-0", "Greedy", "A-ToM (FTL)"]
-
-
-def _events(results: Path, run_id: str) -> list[dict[str, Any]]:
-    out = []
-    for line in (results / "runs" / run_id / "events.jsonl").read_text().splitlines():
-        ev = json.loads(line)
-        for k in ("time", "run_id"):
-            ev.pop(k)
-        if ev["kind"] in ("run_start", "run_end"):
-            ev["payload"].pop("pid", None)
-        out.append(ev)
-    return out
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -70,7 +58,7 @@ def test_a_reading_of_a_toms_own_replays_the_pairs_without_a_tom_exactly(
     pd.testing.assert_frame_equal(replayed.episodes, fresh.episodes)
     pd.testing.assert_frame_equal(replayed.weights, fresh.weights)
     # the replayed pairs' events cut to this log's detail (none past each episode's first state), in the same order
-    assert _events(tmp_path / "kept", replayed.run_id) == _events(tmp_path / "fresh", fresh.run_id)
+    assert run_events(tmp_path / "kept", replayed.run_id) == run_events(tmp_path / "fresh", fresh.run_id)
     units = tmp_path / "kept" / "units" / "adaptive_tom.table3.csv"
     kept = pd.read_csv(units).query("carry_losses == True").reset_index(drop=True)
     anew = pd.read_csv(tmp_path / "fresh" / "units" / "adaptive_tom.table3.csv")
@@ -158,7 +146,7 @@ def test_the_notebooks_of_a_run_share_conditions_through_its_folder(
     fresh = asyncio.run(at.table3(agents=three, episodes=2, progress=False))
     pd.testing.assert_frame_equal(shared.table, fresh.table)
     pd.testing.assert_frame_equal(shared.weights, fresh.weights)
-    assert _events(tmp_path / "shared", shared.run_id) == _events(tmp_path / "fresh", fresh.run_id)
+    assert run_events(tmp_path / "shared", shared.run_id) == run_events(tmp_path / "fresh", fresh.run_id)
 
 
 def test_a_file_that_cannot_be_read_is_played_again(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

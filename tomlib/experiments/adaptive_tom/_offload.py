@@ -221,6 +221,12 @@ async def play_elsewhere(
     return await write_in_turn(log, turn, played(), on_episode, kept)
 
 
+def write_events(log: Any, events: Sequence[Event]) -> None:
+    """Write events an :class:`EventRecorder` kept into ``log``, in order."""
+    for kind, payload, condition, episode, step, agent in events:
+        log.event(kind, payload, condition=condition, episode=episode, step=step, agent=agent)
+
+
 def take_turn(log: Any) -> int:
     """The next place in the order conditions' events are written into ``log`` (the order they were asked for)."""
     turns = _turns.get(log) or _turns.setdefault(log, _Turns())
@@ -245,8 +251,7 @@ async def write_in_turn(
         played, events = got
         async with turns.ready:
             await turns.ready.wait_for(lambda: turns.written == mine)
-        for kind, payload, condition, episode, step, agent in events:
-            log.event(kind, payload, condition=condition, episode=episode, step=step, agent=agent)
+        write_events(log, events)
         if kept is not None:
             kept += events
         for _ in played:

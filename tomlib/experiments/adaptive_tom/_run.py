@@ -93,8 +93,7 @@ async def run_condition(
         if setup.chat is None:
             _offload.played_here(time.perf_counter() - started)
         if recorder is not None:
-            for kind, payload, cond, episode, step, agent in recorder.events:
-                log.event(kind, payload, condition=cond, episode=episode, step=step, agent=agent)
+            _offload.write_events(log, recorder.events)
             _played.keep(at, here, recorder.events, log.detail_episodes)
         return here
     parts = [range(episodes)] if carried else _offload.split(episodes, _offload.formal_workers())
