@@ -49,7 +49,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             profile, args.notebooks, waves=profile.waves if args.waves is None else args.waves, claims=claims, **common
         )
     else:
-        outcomes = run_notebooks(profile, args.notebooks, **common)
+        outcomes = run_notebooks(profile, args.notebooks, **common, claims_ahead=True)  # the report follows
     report = build_report(results_for_run(args.notebooks, args.notebooks_dir, args.results))  # a class's own
     print(summarize(outcomes))
     print(f"report: {report}")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tomlib.claims import _ahead
 from tomlib.claims._registry import PAPERS, Claim, load_claims
 from tomlib.claims._robust import (
     Alternative,
@@ -58,27 +59,57 @@ def judge(
     claim with no units of a source present elsewhere in its paper is "not reproduced" for it), judged on the rows
     under our default readings, and (``robustness``) judged again under every alternative the units hold. ``only``
     (claim ids): the rows of those claims, the same as in the whole table; Holm's families still hold every claim,
-    and an alternative is judged when it touches one of them. ``units``: ``results``' units, when already read."""
-    wanted = None if only is None else set(only)
-    units = read_units(results) if units is None else units
+    and an alternative is judged when it touches one of them. ``units``: ``results``' units, when already read.
+    A paper judged ahead (:func:`judge_ahead`) on the same inputs is not judged again."""
+    _ahead.settle()  # one judgement at a time: one under way in the background finishes first
+    digests: dict[str, str] | None = {} if units is None and only is None else None
+    units = read_units(results, digests) if units is None else units
     frames = []
     for paper in papers:
         claims = load_claims(paper)
-        readings = load_readings(paper)
-        mine = units_for(claims, units)
-        sources = sorted({s for f in mine.values() for s in f["source"].unique()})
-        if not sources:
-            continue
-        base: dict[str, dict[str, Judged]] = {}
-        masks, grouper = RowMasks(), Grouper(mine)
-        defaults = defaults_only(mine, readings, masks)
-        judged = verdicts(paper, claims, defaults, sources, keep=base, grouper=grouper)
-        if robustness:
-            judged = with_robustness(judged, paper, claims, readings, mine, base, masks, wanted, grouper)
-        if wanted is not None:
-            judged = judged[judged["claim_id"].isin(wanted)].reset_index(drop=True)
-        frames.append(with_declared_truth(judged, claims, defaults, grouper))
+        judged = None if digests is None else _ahead.recall(_ahead.key(paper, claims, digests, robustness))
+        if judged is None:
+            judged = judge_paper(paper, claims, units, robustness, None if only is None else set(only))
+        if judged is not None:
+            frames.append(judged)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=VERDICT_COLUMNS)
+
+
+def judge_paper(
+    paper: str, claims: list[Claim], units: dict[str, pd.DataFrame], robustness: bool, wanted: set[str] | None
+) -> pd.DataFrame | None:
+    """One paper's rows of :func:`judge`; None when the units hold none of its claims' tables."""
+    readings = load_readings(paper)
+    mine = units_for(claims, units)
+    sources = sorted({s for f in mine.values() for s in f["source"].unique()})
+    if not sources:
+        return None
+    base: dict[str, dict[str, Judged]] = {}
+    masks, grouper = RowMasks(), Grouper(mine)
+    defaults = defaults_only(mine, readings, masks)
+    judged = verdicts(paper, claims, defaults, sources, keep=base, grouper=grouper)
+    if robustness:
+        judged = with_robustness(judged, paper, claims, readings, mine, base, masks, wanted, grouper)
+    if wanted is not None:
+        judged = judged[judged["claim_id"].isin(wanted)].reset_index(drop=True)
+    return with_declared_truth(judged, claims, defaults, grouper)
+
+
+def judge_ahead(results: str | os.PathLike[str] | None, papers: Iterable[str]) -> None:
+    """Judge ``papers``' claims on ``results``' units on a background thread (:mod:`tomlib.claims._ahead`), for a
+    later :func:`judge` of the whole results to use if their units are unchanged by then."""
+    papers = list(papers)
+
+    def work() -> None:
+        digests: dict[str, str] = {}
+        units = read_units(results, digests)
+        for paper in papers:
+            claims = load_claims(paper)
+            judged = judge_paper(paper, claims, units, True, None)
+            if judged is not None:
+                _ahead.keep(_ahead.key(paper, claims, digests, True), judged)
+
+    _ahead.submit(work)
 
 
 def with_robustness(

@@ -8,6 +8,8 @@ so the formal run and an LLM run of one table sit side by side.
 
 from __future__ import annotations
 
+import hashlib
+import io
 import os
 import re
 from collections.abc import Sequence
@@ -71,11 +73,17 @@ def write_units(
     return written
 
 
-def read_units(results: str | os.PathLike[str] | None = None) -> dict[str, pd.DataFrame]:
-    """Every units table under ``results/units/``, by ``<paper_id>.<table_id>``; values numeric where they parse."""
+def read_units(
+    results: str | os.PathLike[str] | None = None, digests: dict[str, str] | None = None
+) -> dict[str, pd.DataFrame]:
+    """Every units table under ``results/units/``, by ``<paper_id>.<table_id>``; values numeric where they parse.
+    ``digests``, if given, receives the SHA-256 of the bytes each table was parsed from."""
     out = {}
     for path in sorted(units_dir(results).glob("*.csv")):
-        frame = pd.read_csv(path, keep_default_na=False, low_memory=False)
+        raw = path.read_bytes()
+        if digests is not None:
+            digests[path.stem] = hashlib.sha256(raw).hexdigest()
+        frame = pd.read_csv(io.BytesIO(raw), keep_default_na=False, low_memory=False)
         frame["value"] = pd.to_numeric(frame["value"], errors="coerce")
         if EXPECTED in frame.columns:
             frame[EXPECTED] = pd.to_numeric(frame[EXPECTED], errors="coerce")

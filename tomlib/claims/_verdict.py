@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import math
+import threading
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -315,16 +316,21 @@ def judge_claim(
     return judge_one(claim, frame)
 
 
+_GC_LOCK = threading.Lock()
+
+
 @contextlib.contextmanager
 def _without_gc_collect() -> Iterator[None]:
     """statsmodels 0.14's Holm branch calls ``gc.collect()`` after every correction (0.1 s with a notebook's objects
-    alive; 14 families make a claims table 1.5 s slower). The collection changes no number, so it is skipped."""
-    saved = gc.collect
-    gc.collect = lambda *args, **kwargs: 0  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        gc.collect = saved
+    alive; 14 families make a claims table 1.5 s slower). The collection changes no number, so it is skipped. The
+    lock keeps two threads from saving each other's stand-in as the real one."""
+    with _GC_LOCK:
+        saved = gc.collect
+        gc.collect = lambda *args, **kwargs: 0  # type: ignore[assignment]
+        try:
+            yield
+        finally:
+            gc.collect = saved
 
 
 def holm_rows(paper_id: str, source: str, judged: list[Judged]) -> list[dict]:

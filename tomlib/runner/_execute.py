@@ -385,6 +385,7 @@ def run_notebooks(
     sandbox: str | None = None,
     spend_to_budget: bool = False,
     dashboard: bool | None = None,
+    claims_ahead: bool = False,
 ) -> list[NotebookResult]:
     """Execute the series (or ``names``) under a profile; keeps going past failures. Without ``results``, notebooks
     of a class folder (``directory`` = ``classroom/``) write into its own results folder (:func:`results_for_run`).
@@ -402,7 +403,8 @@ def run_notebooks(
     left of the budget stops unspent (status ``stopped``) unless ``spend_to_budget``. Model names (and, for
     recording, their keys) are checked before any kernel starts. A failed attempt never replaces a good executed
     notebook: it is kept beside it as ``<name>.failed.ipynb``. ``dashboard`` (else the profile's) serves the local
-    cluster's dashboard on 127.0.0.1.
+    cluster's dashboard on 127.0.0.1. ``claims_ahead`` (a report follows the run): each paper's claims are judged on
+    a background thread once the notebooks that write its tables are done (:func:`tomlib.claims.judge_ahead`).
     """
     prof = profile if isinstance(profile, Profile) else load_profile(profile)
     budget = budget or prof.budget
@@ -437,6 +439,7 @@ def run_notebooks(
             scheduler=scheduler or prof.scheduler,
             overrides=overrides or {},
             dashboard=prof.dashboard if dashboard is None else dashboard,
+            claims_ahead=claims_ahead,
         )
 
 
@@ -514,8 +517,10 @@ def _run_plan(
     scheduler: str | None,
     overrides: dict[str, Any],
     dashboard: bool = False,
+    claims_ahead: bool = False,
 ) -> list[NotebookResult]:
     todo = [nb for nb in books if plan[nb.stem].result is None]
+    ahead: set[str] = set()  # papers whose claims are being judged ahead
     if todo:
         token, env = write_token(plan[todo[0].stem].output.parent), driver_env(None if scheduler else jobs)
         with played_folder(env, here=scheduler is None):  # the notebooks share the formal conditions they play
@@ -570,6 +575,14 @@ def _run_plan(
                 write_table_runs(outcome.tables, stamp, p.stamp.parent.parent)
                 p.result = result
                 bar.done(task.key, status, outcome.seconds, error)
+                if claims_ahead:
+                    left = [t.key for t in tasks if plan[t.key].result is None]
+                    written = {t for k in plan if (r := plan[k].result) is not None for t in r.tables}
+                    if ready := [paper for paper in papers_ready(written, left) if paper not in ahead]:
+                        from tomlib.claims import judge_ahead  # pandas and scipy: only once a paper is done
+
+                        ahead.update(ready)
+                        judge_ahead(task.results, ready)
                 return stopped
 
             with open_client(jobs, scheduler, dashboard=dashboard) as client:
@@ -580,6 +593,19 @@ def _run_plan(
                     plan[task.key].result = NotebookResult(task.key, "stopped", error="not run: the budget was spent")
         bar.close()
     return [r for nb in books if (r := plan[nb.stem].result) is not None]
+
+
+def papers_ready(written: Iterable[str], left: Iterable[str]) -> list[str]:
+    """The papers of the tables ``written`` (``paper_id.table_id``) that no notebook ``left`` to run may write
+    again: a notebook may write the papers its name holds (``01_adaptive_tom_table1``), and one whose name holds
+    none may write any, so while it is left no paper is ready."""
+    from tomlib.claims._registry import PAPERS
+
+    holds = [[p for p in PAPERS if f"_{p}_" in f"_{stem}_"] for stem in left]
+    if not all(holds):
+        return []
+    busy = {p for named in holds for p in named}
+    return sorted({t.split(".", 1)[0] for t in written} & set(PAPERS) - busy)
 
 
 def summarize(outcomes: Iterable[NotebookResult]) -> str:
