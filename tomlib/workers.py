@@ -4,6 +4,9 @@ run on. The runner gives each of its kernels the cores per notebook (cores / ``-
 from __future__ import annotations
 
 import os
+import signal
+import threading
+import time
 
 from tomlib.errors import UsageError
 
@@ -44,3 +47,21 @@ def per_notebook(jobs: int) -> dict[str, str]:
     if os.environ.get(ENV_WORKERS, "").strip():
         return {ENV_WORKERS: str(formal_workers())}  # a typo is refused here, before any kernel starts
     return {ENV_WORKERS: str(max(1, cores() // max(1, jobs)))}
+
+
+def start_worker() -> None:
+    """A worker process's start (the ``initializer`` of a pool of them): it does its work itself, leaves interrupts to
+    the kernel, and ends when the process that started it is gone (a kernel killed with SIGKILL never shuts its pool
+    down)."""
+    os.environ[ENV_WORKERS] = "1"
+    # jupyter_client interrupts a kernel's whole process group (before every shutdown, too): the kernel handles it,
+    # and a worker would only print a KeyboardInterrupt traceback into the run's output
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="tomlib-parent-watch", daemon=True).start()

@@ -14,6 +14,7 @@ import numpy as np
 from tomlib.coalition._asp import solve_coalitions
 from tomlib.coalition._core import improvement_dynamics
 from tomlib.coalition._instance import AlignmentInstance, make_instance
+from tomlib.coalition._many import solve_many
 
 BLOCKING_READINGS: dict[str, dict[str, Any]] = {
     "G.2": {"trusted_blocking": True, "literal_size": False},
@@ -80,24 +81,28 @@ def check_appendix_g(
     if blocking not in BLOCKING_READINGS:
         raise ValueError(f"blocking must be one of {', '.join(BLOCKING_READINGS)}; got {blocking!r}")
     rng = np.random.default_rng(seed)
-    out = []
-    for n, m in sizes:
-        for t in range(trials):
-            inst = random_instance(rng, n, min_size=m, **BLOCKING_READINGS[blocking])
-            sol = solve_coalitions(inst, optimize=False)
-            run = improvement_dynamics(inst, rng=random.Random(seed * 1_000_003 + t), max_steps=max_steps)
-            out.append(
-                GCheck(
-                    n,
-                    inst.min_size,
-                    blocking,
-                    t,
-                    sol.stable_exists,
-                    run.converged,
-                    run.steps,
-                    len(run.cycle) - 1 if run.cycle else None,
-                    run.potential_rises,
-                    inst.scores.tolist(),
-                )
-            )
-    return out
+    drawn = [
+        (random_instance(rng, n, min_size=m, **BLOCKING_READINGS[blocking]), n, blocking, t, seed, max_steps)
+        for n, m in sizes
+        for t in range(trials)
+    ]
+    return solve_many(_check, drawn)  # drawn first: the same instances however many processes solve them
+
+
+def _check(job: tuple[AlignmentInstance, int, str, int, int, int]) -> GCheck:
+    """One drawn instance of :func:`check_appendix_g`: its exact answer and its dynamics (their own seeded draws)."""
+    inst, n, blocking, t, seed, max_steps = job
+    sol = solve_coalitions(inst, optimize=False)
+    run = improvement_dynamics(inst, rng=random.Random(seed * 1_000_003 + t), max_steps=max_steps)
+    return GCheck(
+        n,
+        inst.min_size,
+        blocking,
+        t,
+        sol.stable_exists,
+        run.converged,
+        run.steps,
+        len(run.cycle) - 1 if run.cycle else None,
+        run.potential_rises,
+        inst.scores.tolist(),
+    )

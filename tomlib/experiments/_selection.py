@@ -7,12 +7,14 @@ draws among several outcomes contributes each outcome's probability, not one dra
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from tomlib.coalition import SELECTIONS, AlignmentInstance, make_instance, stable_outcomes, team_shares
+from tomlib.coalition._many import solve_many
 from tomlib.coalition._select import Mechanism
 from tomlib.trace import load_runs
 
@@ -36,15 +38,15 @@ def selection_shares(
     share: dict[str, dict[str, float]] = {}
     for rule in rules:
         col: dict[str, float] = {}
-        for inst in instances:
-            got = team_shares(inst, mechanism, rule)  # type: ignore[arg-type]
+        solved = solve_many(functools.partial(team_shares, mechanism=mechanism, selection=rule), instances)
+        for inst, got in zip(instances, solved, strict=True):
             for team, p in (got or {(): 1.0}).items():
                 acting = list(within(inst, team)) if within is not None and team else [team]
                 for part in acting:
                     label = team_label(names, part)
                     col[label] = col.get(label, 0.0) + 100 * p / len(instances) / len(acting)
         share[rule] = col
-    counts = [len(stable_outcomes(inst, mechanism)) for inst in instances]
+    counts = [len(o) for o in solve_many(functools.partial(stable_outcomes, mechanism=mechanism), instances)]
     frame = pd.DataFrame(share).fillna(0.0).sort_index()
     frame.loc["(instances with several stable outcomes)"] = 100 * np.mean([c > 1 for c in counts])
     frame.loc["(instances with none)"] = 100 * np.mean([c == 0 for c in counts])

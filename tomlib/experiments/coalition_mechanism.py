@@ -9,6 +9,7 @@ instructive, and are labelled so wherever they appear.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
 import itertools
 import math
@@ -36,6 +37,7 @@ from tomlib.coalition import (
     value,
 )
 from tomlib.coalition._appendix_g import BLOCKING_READINGS, check_appendix_g
+from tomlib.coalition._many import solve_many
 from tomlib.experiments._checks import check_whole
 from tomlib.trace import RunLog
 
@@ -365,14 +367,15 @@ def everyone_in_comparison(trials: int = 100, seed: int = 0, sizes: Sequence[int
     from tomlib.coalition._appendix_g import random_instance
 
     rng = np.random.default_rng(seed)
+    drawn = {n: [random_instance(rng, n) for _ in range(trials)] for n in sizes}
+    jobs = [dataclasses.replace(i, everyone_in=literal) for n in sizes for i in drawn[n] for literal in (False, True)]
+    solved = iter(solve_many(functools.partial(solve_coalitions, optimize=False), jobs))
     rows = []
     for n in sizes:
         none = {False: 0, True: 0}
         for _ in range(trials):
-            inst = random_instance(rng, n)
             for literal in none:
-                strict = dataclasses.replace(inst, everyone_in=literal)
-                none[literal] += not solve_coalitions(strict, optimize=False).stable_exists
+                none[literal] += not next(solved).stable_exists
         rows.append(
             {
                 "n": n,
@@ -395,13 +398,15 @@ def one_to_many_comparison(
     from tomlib.coalition._appendix_g import random_instance
 
     rng = np.random.default_rng(seed)
+    drawn = {n: [random_instance(rng, n) for _ in range(trials)] for n in sizes}
+    jobs = [dataclasses.replace(inst, quota=q) for n in sizes for q in quotas if q < n for inst in drawn[n]]
+    solved = iter(solve_many(solve_pairs, jobs))
     rows = []
     for n in sizes:
-        instances = [random_instance(rng, n) for _ in range(trials)]
         for q in (q for q in quotas if q < n):
             found, matched, degree = 0, [], []
-            for inst in instances:
-                sol = solve_pairs(dataclasses.replace(inst, quota=q))
+            for _ in drawn[n]:
+                sol = next(solved)
                 if not sol.stable_exists or sol.pairs is None:
                     continue
                 found += 1
@@ -449,21 +454,28 @@ def c1_case_study(
     scores = rng.uniform(-1, 1, (draws, len(roles))).round(2)
     variants = {"no ability term (λ = 0)": (0.0, "intent"), "λ·α, intended sign": (lam, "intent")}
     variants["λ·α, sign as printed"] = (lam, "printed")
+    alphas = {w: {r: round(w * f + (1 - w) * b, 4) for r, (f, b) in C1_ROLES.items()} for w in frontend_weights}
+    jobs = [
+        make_instance(
+            {"PM": dict(zip(roles, row, strict=True))},
+            names=names,
+            ability=alphas[w],
+            lam=lam_v,
+            ability_sign=sign,  # type: ignore[arg-type]
+            min_size=2,
+        )
+        for w in frontend_weights
+        for lam_v, sign in variants.values()
+        for row in scores
+    ]
+    solved = iter(solve_many(functools.partial(team_shares, mechanism="iclr", selection="best-aligned"), jobs))
     rows = []
     for w in frontend_weights:
-        alpha = {r: round(w * f + (1 - w) * b, 4) for r, (f, b) in C1_ROLES.items()}
-        for variant, (lam_v, sign) in variants.items():
+        alpha = alphas[w]
+        for variant in variants:
             member = dict.fromkeys(roles, 0.0)
-            for row in scores:
-                inst = make_instance(
-                    {"PM": dict(zip(roles, row, strict=True))},
-                    names=names,
-                    ability=alpha,
-                    lam=lam_v,
-                    ability_sign=sign,  # type: ignore[arg-type]
-                    min_size=2,
-                )
-                for team, p in team_shares(inst, "iclr", "best-aligned").items():
+            for _ in scores:
+                for team, p in next(solved).items():
                     for i in team:
                         if i:
                             member[names[i]] += p / draws

@@ -13,10 +13,7 @@ import asyncio
 import atexit
 import itertools
 import os
-import signal
 import sys
-import threading
-import time
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -26,7 +23,7 @@ from typing import Any
 
 from tomlib.agents import EpisodeResult
 from tomlib.trace import drops_event, keeps_steps
-from tomlib.workers import ENV_WORKERS, formal_workers
+from tomlib.workers import ENV_WORKERS, formal_workers, start_worker
 
 Event = tuple[str, dict[str, Any], str, int | None, int | None, str]  # kind, payload, condition, episode, step, agent
 
@@ -110,23 +107,6 @@ def play_job(job: ConditionJob) -> tuple[list[EpisodeResult], list[Event]]:
     return played, log.events
 
 
-def _start_worker() -> None:
-    """A worker plays its conditions itself, leaves interrupts to the kernel, and ends when the process that started
-    it is gone (a kernel killed with SIGKILL never shuts its pool down)."""
-    os.environ[ENV_WORKERS] = "1"
-    # jupyter_client interrupts a kernel's whole process group (before every shutdown, too): the kernel handles it,
-    # and a worker would only print a KeyboardInterrupt traceback into the run's output
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = os.getppid()
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watch, name="tomlib-parent-watch", daemon=True).start()
-
-
 @dataclass
 class _Pool:
     executor: ProcessPoolExecutor
@@ -169,7 +149,7 @@ def executor() -> ProcessPoolExecutor | None:
 
         # spawned, not forked: a notebook kernel has threads (its message loops), which a fork would leave behind
         context = multiprocessing.get_context("spawn")
-        _pool = _Pool(ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker), key)
+        _pool = _Pool(ProcessPoolExecutor(workers, mp_context=context, initializer=start_worker), key)
     return _pool.executor
 
 
