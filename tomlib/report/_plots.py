@@ -115,10 +115,13 @@ def _legends(fig: Figure) -> list[Legend]:
 
 
 def _covers(fig: Figure) -> list[tuple[int, str]]:
-    """(legend number, what it covers) for every overlap in ``fig`` as drawn."""
+    """(legend number, what it covers) for every overlap in ``fig`` as drawn (not drawn when it has no legend)."""
+    legends = _legends(fig)
+    if not legends:
+        return []
     fig.draw_without_rendering()
     renderer = fig.canvas.get_renderer()
-    boxes = [(leg, leg.get_window_extent(renderer)) for leg in _legends(fig)]
+    boxes = [(leg, leg.get_window_extent(renderer)) for leg in legends]
     texts = [(what, t, t.get_window_extent(renderer)) for what, t in _texts(fig)]
     found: list[tuple[int, str]] = []
     for n, (leg, box) in enumerate(boxes):
@@ -141,10 +144,14 @@ def legend_overlaps(fig: Figure) -> list[str]:
     """What each legend of ``fig`` covers as drawn: a title, an axis or tick label, a text, another legend, its own
     axes' data (lines, bars, points), or another axes' plotting area (a figure's legend: any axes'). Empty when it
     covers nothing."""
+    return _described(fig, _covers(fig))
+
+
+def _described(fig: Figure, covers: list[tuple[int, str]]) -> list[str]:
     legends = _legends(fig)
     return [
         f"legend {n} ({', '.join(t.get_text() for t in legends[n].get_texts()[:3])}) covers {what}"
-        for n, what in _covers(fig)
+        for n, what in covers
     ]
 
 
@@ -176,13 +183,16 @@ def tidy_legends(fig: Figure) -> list[str]:
     """Move each legend that covers something (:func:`legend_overlaps`) to where it covers nothing: an axes' legend
     to the best place inside its axes, else outside them on the right, else (like a figure's legend) under the whole
     figure. Returns what still overlaps: nothing, unless the figure has no room anywhere."""
+    found: list[tuple[int, str]] | None = None  # what the legends cover as the figure stands (a draw each time)
     for n, leg in enumerate(_legends(fig)):
         moves = ([_best, _beside] if leg.axes is not None else []) + [_below_everything]
         for move in moves:
-            if not any(k == n for k, _ in _covers(fig)):
+            found = _covers(fig) if found is None else found
+            if not any(k == n for k, _ in found):
                 break
             move(fig, leg)
-    return legend_overlaps(fig)
+            found = None
+    return _described(fig, _covers(fig) if found is None else found)
 
 
 def save_figure(fig: Figure, name: str, results: str | os.PathLike[str] | None = None) -> Path:
