@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import pandas as pd
 
@@ -21,7 +21,6 @@ from tomlib.paths import data_dir
 
 _lock = threading.Lock()
 _kept: dict[str, pd.DataFrame] = {}  # key -> one paper's verdicts, handed out once
-_pending: list[Future[None]] = []
 _pool: ThreadPoolExecutor | None = None
 
 
@@ -54,18 +53,16 @@ def submit(work: Callable[[], None]) -> Future[None]:
     with _lock:
         if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tomlib-claims-ahead")
-        fut = _pool.submit(work)
-        _pending.append(fut)
-    return fut
+        return _pool.submit(work)
 
 
 def settle() -> None:
-    """Wait until nothing is being judged ahead. A judgement that failed is dropped: the caller judges again, and
-    meets the error itself."""
+    """Wait until nothing is being judged ahead: the one thread runs what it was given in order, so a no-op given now
+    ends after all of it. A judgement that failed is dropped: the caller judges again, and meets the error itself."""
     with _lock:
-        pending = list(_pending)
-        _pending.clear()
-    wait(pending)
+        pool = _pool
+    if pool is not None:
+        pool.submit(lambda: None).result()
 
 
 def forget() -> None:
