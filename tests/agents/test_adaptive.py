@@ -66,6 +66,41 @@ def test_episode_events_are_logged_with_expert_weights(isolated: Path) -> None:
     assert all(abs(sum(p) - 1) < 1e-9 for p in w["probabilities"])
 
 
+def test_a_sink_that_drops_steps_gets_no_step_events_and_changes_no_play() -> None:
+    """A log's episodes past its detail episodes keep no steps: the agents then build no step payloads at all, and
+    they play the same actions, with the same weights, as when every step is written."""
+    from tomlib.agents import EpisodeResult
+    from tomlib.trace import STEP_KINDS
+
+    def played(keeps: bool) -> tuple[EpisodeResult, list[str]]:
+        kinds: list[str] = []
+        game = load_game("overcooked")
+        agents = [AdaptiveToMAgent("hedge"), FormalToMAgent(1)]
+
+        def sink(kind: str, payload: dict) -> None:
+            kinds.append(kind)
+
+        sink.keeps_steps = keeps  # type: ignore[attr-defined]
+        for p, agent in enumerate(agents):
+            agent.start_episode(game, p, rng_for(7, "c", 0, p), sink)
+        state = game.reset(7)
+        actions = []
+        while not game.is_terminal(state):
+            joint = tuple([(asyncio.run(a.act(state))).action for a in agents])
+            nxt = game.step(state, joint)
+            for a in agents:
+                a.observe(state, joint, nxt)
+            actions.append(joint)
+            state = nxt
+        return EpisodeResult(game.score(state), len(actions), actions, {"w": ((), agents[0].trajectory)}), kinds
+
+    quiet, dropped = played(False)
+    loud, kept = played(True)
+    assert quiet == loud
+    assert not set(dropped) & STEP_KINDS
+    assert {"expert_weights", "prediction", "alignment"} <= set(kept)
+
+
 def test_an_experts_tie_law_is_the_law_of_its_drawn_prediction() -> None:
     """``action_distribution`` is what ``tom_reasoning`` draws under independent ties, level by level."""
     import random

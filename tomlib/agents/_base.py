@@ -22,6 +22,15 @@ def no_emit(kind: str, payload: dict[str, Any]) -> None:
     """The default event sink: drop events."""
 
 
+no_emit.keeps_steps = False  # type: ignore[attr-defined]
+
+
+def keeps_steps(emit: Emit) -> bool:
+    """Whether ``emit`` writes step events (:data:`tomlib.trace.STEP_KINDS`): a sink that sets ``keeps_steps`` to
+    False drops them, so an agent need not build their payloads (most formal episodes log no steps: issue 35)."""
+    return bool(getattr(emit, "keeps_steps", True))
+
+
 @dataclass(frozen=True)
 class Site:
     """Where an episode runs: experiment, condition and episode (the agent's seat is added per call)."""
@@ -52,6 +61,7 @@ class Agent(abc.ABC):
         """Reset per-episode state; ``rng`` is this agent's own stream, ``emit`` writes run-log events and
         ``site`` names where the episode runs (used in model-call sample keys)."""
         self.game, self.player, self.rng, self.emit = game, player, rng, emit
+        self.logs_steps = keeps_steps(emit)
         self.site = site or Site()
         self.t = 0
         self.history: list[tuple[str, str]] = []  # the joint actions played so far, in seat order

@@ -35,6 +35,7 @@ def make_emitter(log: RunLog | None, condition: str, episode: int, agent: str, s
         if steps or not drops_event(log.detail_episodes, kind, episode, step[0]):
             log.event(kind, payload, condition=condition, episode=episode, step=step[0], agent=agent)
 
+    emit.keeps_steps = steps  # type: ignore[attr-defined]
     return emit
 
 

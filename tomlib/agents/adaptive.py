@@ -116,20 +116,21 @@ class AdaptiveToMAgent(Agent):
             chosen = self.rng.choices(range(len(self.orders)), weights=probs)[0]
         self._pending = predictions
         predicted = predictions[chosen]
-        self.emit(
-            "expert_weights",
-            {
-                "algorithm": self.algorithm,
-                "orders": list(self.orders),
-                "probabilities": probs,
-                "weights": list(self.weights),
-                "losses": list(self.losses),
-                "predictions": predictions,
-                "chosen_order": self.orders[chosen],
-                **({"expert_prediction": self.expert_prediction} if self.expert_prediction != "draw" else {}),
-            },
-        )
-        self.emit("prediction", {"predicted_partner_action": predicted, "chosen_order": self.orders[chosen]})
+        if self.logs_steps:
+            self.emit(
+                "expert_weights",
+                {
+                    "algorithm": self.algorithm,
+                    "orders": list(self.orders),
+                    "probabilities": probs,
+                    "weights": list(self.weights),
+                    "losses": list(self.losses),
+                    "predictions": predictions,
+                    "chosen_order": self.orders[chosen],
+                    **({"expert_prediction": self.expert_prediction} if self.expert_prediction != "draw" else {}),
+                },
+            )
+            self.emit("prediction", {"predicted_partner_action": predicted, "chosen_order": self.orders[chosen]})
         decision = await self.responder.respond(self, state, predicted)
         decision.detail.update({"predicted_partner_action": predicted, "chosen_order": self.orders[chosen]})
         return decision
@@ -149,6 +150,8 @@ class AdaptiveToMAgent(Agent):
         top = max(self.weights)
         self.weights = [w / top for w in self.weights]  # same probabilities; no underflow on long episodes
         self._pending = None
-        self.emit(
-            "alignment", {"partner_action": actual, "losses": list(self.losses), "probabilities": self.probabilities()}
-        )
+        if self.logs_steps:
+            self.emit(
+                "alignment",
+                {"partner_action": actual, "losses": list(self.losses), "probabilities": self.probabilities()},
+            )

@@ -33,7 +33,10 @@ class FormalToMAgent(Agent):
     async def act(self, state: Any) -> Decision:
         chain = tom_reasoning(self.game, state, self.player, self.order, self.rng)
         top = chain[-1]
-        self.emit("prediction", {"order": self.order, "predicted_partner_action": top.belief, "levels": _levels(chain)})
+        if self.logs_steps:
+            self.emit(
+                "prediction", {"order": self.order, "predicted_partner_action": top.belief, "levels": _levels(chain)}
+            )
         return Decision(top.action, {"predicted_partner_action": top.belief, "order": self.order})
 
 
