@@ -23,6 +23,8 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("TOMLIB_LLM_MODE", raising=False)
     if (played := sys.modules.get("tomlib.experiments.adaptive_tom._played")) is not None:
         played.forget()  # no test replays the formal conditions another test played
+    if (memo := sys.modules.get("tomlib.claims._memo")) is not None:
+        memo.forget()  # nor reads the claims another test judged
     return tmp_path
 
 

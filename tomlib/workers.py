@@ -12,10 +12,6 @@ from tomlib.errors import UsageError
 
 ENV_WORKERS = "TOMLIB_FORMAL_WORKERS"
 """Worker processes for formal conditions (1: everything in the calling process)."""
-ENV_PLAYED = "TOMLIB_PLAYED"
-"""A folder the kernels of one series run share the formal conditions they played in
-(:mod:`tomlib.experiments.adaptive_tom._played`): made private and deleted by the runner; unset, each process keeps
-its own only."""
 MAX_WORKERS = 8
 
 

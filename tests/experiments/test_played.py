@@ -13,10 +13,12 @@ import pandas as pd
 import pytest
 
 from tests.experiments._logs import run_events
+from tomlib import runshare
 from tomlib.experiments import adaptive_tom as at
 from tomlib.experiments.adaptive_tom import _played, _run
 from tomlib.experiments.adaptive_tom._setup import AGENT_NAMES, Setup
-from tomlib.workers import ENV_PLAYED, ENV_WORKERS
+from tomlib.runshare import ENV_SHARED
+from tomlib.workers import ENV_WORKERS
 
 AGENTS = ["ToM-0", "Greedy", "A-ToM (FTL)"]
 
@@ -126,13 +128,13 @@ def test_the_notebooks_of_a_run_share_conditions_through_its_folder(
 ) -> None:
     """Table 1's ToM-k pairs in the kitchen, played by one notebook's kernel, are replayed by Table 3 in another's."""
     monkeypatch.setenv(ENV_WORKERS, "1")
-    (tmp_path / "played").mkdir(mode=0o700)
-    monkeypatch.setenv(ENV_PLAYED, str(tmp_path / "played"))
+    (tmp_path / "shared").mkdir(mode=0o700)
+    monkeypatch.setenv(ENV_SHARED, str(tmp_path / "shared"))
     played = _counting(monkeypatch)
-    monkeypatch.setenv("TOMLIB_RESULTS", str(tmp_path / "shared"))
+    monkeypatch.setenv("TOMLIB_RESULTS", str(tmp_path / "results"))
     tom = [("ToM-0", "ToM-1"), ("ToM-1", "ToM-0")]
     asyncio.run(at.table1(tasks=["overcooked"], pairs=tom, episodes=2, progress=False))
-    assert len(list((tmp_path / "played").glob("*.3.pickle"))) == 2
+    assert len(list((tmp_path / "shared" / _played.PART).glob("*.3.pickle"))) == 2
     _played.forget()  # another kernel: nothing in memory
     played.clear()
     three = ["ToM-0", "ToM-1", "Greedy"]
@@ -141,19 +143,20 @@ def test_the_notebooks_of_a_run_share_conditions_through_its_folder(
         f"overcooked:{a} vs {b}" for a in three for b in three if "Greedy" in (a, b) and a != b
     )
     _played.forget()
-    monkeypatch.delenv(ENV_PLAYED)
+    monkeypatch.delenv(ENV_SHARED)
     monkeypatch.setenv("TOMLIB_RESULTS", str(tmp_path / "fresh"))
     fresh = asyncio.run(at.table3(agents=three, episodes=2, progress=False))
     pd.testing.assert_frame_equal(shared.table, fresh.table)
     pd.testing.assert_frame_equal(shared.weights, fresh.weights)
-    assert run_events(tmp_path / "shared", shared.run_id) == run_events(tmp_path / "fresh", fresh.run_id)
+    assert run_events(tmp_path / "results", shared.run_id) == run_events(tmp_path / "fresh", fresh.run_id)
 
 
 def test_a_file_that_cannot_be_read_is_played_again(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv(ENV_PLAYED, str(tmp_path))
+    monkeypatch.setenv(ENV_SHARED, str(tmp_path))
     at_ = _played.key(at.load_task("overcooked"), ("ToM-0", "Greedy"), Setup(), 42, "overcooked:ToM-0 vs Greedy", 2)
     assert at_ is not None
-    (tmp_path / f"{_played._name(at_)}.3.pickle").write_bytes(b"cut short")  # e.g. a disk that filled up
+    cut = runshare.folder(_played.PART) / f"{_played._name(at_)}.3.pickle"
+    cut.write_bytes(b"cut short")  # e.g. a disk that filled up
     assert _played.recall(at_, 0) is None
 
 
@@ -161,17 +164,17 @@ def test_the_runner_gives_a_local_run_a_private_folder_and_deletes_it() -> None:
     import os
     import stat
 
-    from tomlib.runner._cluster import played_folder
+    from tomlib.runner._cluster import shared_folder
 
     env: dict[str, str] = {}
-    with played_folder(env, here=True):
-        folder = Path(env[ENV_PLAYED])
+    with shared_folder(env, here=True):
+        folder = Path(env[ENV_SHARED])
         assert folder.is_dir() and stat.S_IMODE(os.stat(folder).st_mode) == 0o700
         (folder / "x.0.pickle").write_bytes(b"")
     assert not folder.exists()
     remote: dict[str, str] = {}
-    with played_folder(remote, here=False):  # a cluster elsewhere: its machines do not see this one's folders
-        assert ENV_PLAYED not in remote
+    with shared_folder(remote, here=False):  # a cluster elsewhere: its machines do not see this one's folders
+        assert ENV_SHARED not in remote
 
 
 def test_a_folder_other_users_can_write_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -180,7 +183,7 @@ def test_a_folder_other_users_can_write_is_refused(monkeypatch: pytest.MonkeyPat
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o777)  # what is read from it is unpickled: no one else may put files there
-    monkeypatch.setenv(ENV_PLAYED, str(shared))
+    monkeypatch.setenv(ENV_SHARED, str(shared))
     at_ = _played.key(at.load_task("overcooked"), ("ToM-0", "Greedy"), Setup(), 42, "overcooked:ToM-0 vs Greedy", 2)
     with pytest.raises(UsageError, match=r"Refusing .* writable by others .*chmod go-w"):
         _played.recall(at_, 0)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tomlib.claims import _ahead
+from tomlib.claims import _ahead, _memo
 from tomlib.claims._registry import PAPERS, Claim, load_claims
 from tomlib.claims._robust import (
     Alternative,
@@ -72,6 +72,7 @@ def judge(
             judged = judge_paper(paper, claims, units, robustness, None if only is None else set(only))
         if judged is not None:
             frames.append(judged)
+    _memo.share()  # for the run's later kernels
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=VERDICT_COLUMNS)
 
 
@@ -87,7 +88,7 @@ def judge_paper(
     base: dict[str, dict[str, Judged]] = {}
     masks, grouper = RowMasks(), Grouper(mine)
     defaults = defaults_only(mine, readings, masks)
-    judged = verdicts(paper, claims, defaults, sources, keep=base, grouper=grouper)
+    judged = verdicts(paper, claims, defaults, sources, keep=base, grouper=grouper, memo=True)
     if robustness:
         judged = with_robustness(judged, paper, claims, readings, mine, base, masks, wanted, grouper)
     if wanted is not None:
@@ -150,7 +151,7 @@ def with_robustness(
             judged_again: list[Claim] = []
             only_here: set[str] = set()
             for c in hit:
-                j = judge_claim(alt.claims([c])[0], alt_units, source, grouper)
+                j = judge_claim(alt.claims([c])[0], alt_units, source, grouper, memo=True)
                 checked.setdefault((c.claim_id, source), set()).add(alt.reading.parameter)
                 if j is None:  # it lacks a group under this alternative (no FTM after the last round)
                     continue

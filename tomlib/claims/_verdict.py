@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from tomlib.claims import _memo
 from tomlib.claims._registry import Claim
 from tomlib.claims._stats import Estimate, one_sample, paired, rate, rate_diff, stratified, welch
 from tomlib.claims._truth import TRUTH_COLUMNS, inside
@@ -274,12 +275,14 @@ def verdicts(
     sources: Iterable[str] | None = None,
     keep: dict[str, dict[str, Judged]] | None = None,
     grouper: Grouper | None = None,
+    memo: bool = False,
 ) -> pd.DataFrame:
     """Every claim of a paper for every source its units hold (``units``: table id -> units frame), Holm-corrected
     within the paper and source. A claim whose units (or one of its groups) this source lacks is "not reproduced" for
     it. Claims that compare models are judged once on all ``llm:`` sources together (source ``llm:*``). ``keep``, if
     given, receives each source's judged claims (to judge again under another reading without redoing the rest).
-    ``grouper``: :class:`Grouper` of the whole tables ``units`` is drawn from, kept across calls."""
+    ``grouper``: :class:`Grouper` of the whole tables ``units`` is drawn from, kept across calls. ``memo``: each
+    judgement kept for the run (:func:`judge_claim`)."""
     if sources is None:
         sources = sorted({s for f in units.values() for s in f["source"].unique()})
     sources = [*sources, *([ACROSS_MODELS] if any(across_models(c) for c in claims) else [])]
@@ -288,7 +291,7 @@ def verdicts(
         judged: dict[str, Judged] = {}
         missing: list[Claim] = []
         for c in claims:
-            j = judge_claim(c, units, source, grouper)
+            j = judge_claim(c, units, source, grouper, memo=memo)
             if j is None:
                 missing.append(c)
             else:
@@ -305,15 +308,23 @@ def verdicts(
 
 
 def judge_claim(
-    claim: Claim, units: dict[str, pd.DataFrame], source: str, grouper: Grouper | None = None
+    claim: Claim, units: dict[str, pd.DataFrame], source: str, grouper: Grouper | None = None, *, memo: bool = False
 ) -> Judged | None:
-    """One claim on one source's units, before Holm; None when the source lacks its units or one of its groups."""
+    """One claim on one source's units, before Holm; None when the source lacks its units or one of its groups.
+    ``memo``: kept for the run by the claim, the source and the table's content (:mod:`tomlib.claims._memo`), for the
+    judgements of results (not the many draws of a calibration)."""
     table = units.get(claim.units)
-    mine = None if table is None else table[_of_source(table, source, across_models(claim))]
-    frame = None if mine is None or mine.empty else (grouper or groups)(claim, mine)
-    if frame is None or not _both_groups(claim, frame):
+    if table is None:
         return None
-    return judge_one(claim, frame)
+    at = _memo.key(claim, source, table) if memo else None
+    if at is not None and (got := _memo.recall(at)) is not _memo.MISSING:
+        return got  # type: ignore[no-any-return]
+    mine = table[_of_source(table, source, across_models(claim))]
+    frame = None if mine.empty else (grouper or groups)(claim, mine)
+    judged = None if frame is None or not _both_groups(claim, frame) else judge_one(claim, frame)
+    if at is not None:
+        _memo.keep(at, judged)
+    return judged
 
 
 _GC_LOCK = threading.Lock()

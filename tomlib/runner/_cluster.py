@@ -34,10 +34,11 @@ from tomlib.paths import environ, scratch_base, store_path
 from tomlib.report._tables import ENV_TABLES_MANIFEST
 from tomlib.runner import _kernels
 from tomlib.runner._papermill import execute_one, kernel_name, skip_iri_grammars
+from tomlib.runshare import ENV_SHARED
 from tomlib.sandbox import SANDBOX_ENV
 from tomlib.trace._log import ENV_RUNS_MANIFEST
 from tomlib.trace._runs import compress_finished
-from tomlib.workers import ENV_PLAYED, ENV_WORKERS, per_notebook
+from tomlib.workers import ENV_WORKERS, per_notebook
 
 # Passed from the driver to every task. Paths apply only where the worker shares the driver's filesystem.
 PATH_VARS = ("TOMLIB_ROOT", "TOMLIB_CONFIGS", "TOMLIB_RESULTS", "TOMLIB_TRANSCRIPTS", "TOMLIB_STORE", ENV_LEDGER)
@@ -108,15 +109,15 @@ def driver_env(jobs: int | None = None) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def played_folder(env: dict[str, str], here: bool) -> Iterator[None]:
+def shared_folder(env: dict[str, str], here: bool) -> Iterator[None]:
     """For a run whose notebooks run on this machine (``here``), a private folder where their kernels share the formal
-    conditions they played (``env[ENV_PLAYED]``, :mod:`tomlib.experiments.adaptive_tom._played`), deleted when the
-    run ends: the next run plays them again."""
+    conditions they played and the claims they judged (``env[ENV_SHARED]``, :mod:`tomlib.runshare`), deleted when the
+    run ends: the next run plays and judges them again."""
     if not here:
         yield
         return
     folder = tempfile.mkdtemp(prefix="played-", dir=scratch_base())  # mode 700, inside a folder only we can write
-    env[ENV_PLAYED] = folder
+    env[ENV_SHARED] = folder
     try:
         yield
     finally:

@@ -26,8 +26,8 @@ from tomlib.runner._cluster import (
     TaskOutcome,
     driver_env,
     open_client,
-    played_folder,
     run_tasks,
+    shared_folder,
     watch_cells,
     watch_estimates,
     write_token,
@@ -523,7 +523,7 @@ def _run_plan(
     ahead: set[str] = set()  # papers whose claims are being judged ahead
     if todo:
         token, env = write_token(plan[todo[0].stem].output.parent), driver_env(None if scheduler else jobs)
-        with played_folder(env, here=scheduler is None):  # the notebooks share the formal conditions they play
+        with shared_folder(env, here=scheduler is None):  # the kernels share conditions played, claims judged
             tasks = [
                 NotebookTask(
                     key=nb.stem,

@@ -8,7 +8,7 @@ and a reading of A-ToM's own (its carried losses, how its experts predict) leave
 Those are replayed from here, with the run-log events they made, instead of played again.
 
 The notebooks of one series share theirs too: the runner gives their kernels a private folder for the run
-(:data:`ENV_PLAYED`), where each kernel leaves the conditions it played and finds those the notebooks before it
+(:mod:`tomlib.runshare`), where each kernel leaves the conditions it played and finds those the notebooks before it
 played (03's Table 3 holds Table 1's ToM-k pairs and Table 2's A-ToM pairs in the kitchen, under the same readings;
 05's Fig. 3 is Table 2's Hedge pairs). The runner deletes the folder when the run ends, so ``--force`` plays
 everything again.
@@ -16,28 +16,24 @@ everything again.
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import os
-import pickle
-import tempfile
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from tomlib import runshare
 from tomlib.agents import EpisodeResult
 from tomlib.envs import Game
 from tomlib.experiments.adaptive_tom._offload import Event
 from tomlib.experiments.adaptive_tom._setup import Setup, made_from
-from tomlib.paths import private_dir
 from tomlib.trace import drops_event
-from tomlib.workers import ENV_PLAYED
 
 KEPT_CONDITIONS = 256
 """Conditions kept at most (the least recently asked for go first): a notebook asks for about 250, each a few
 hundred kilobytes with the steps of its logged episodes."""
+PART = "played"
+"""Their part of the run's shared folder (:mod:`tomlib.runshare`)."""
 
 
 @dataclass(frozen=True)
@@ -115,48 +111,17 @@ def _name(at: tuple[Any, ...]) -> str:
     return hashlib.sha256(repr(at).encode()).hexdigest()
 
 
-def _folder() -> Path | None:
-    """:data:`ENV_PLAYED` as a folder no other user can change (what is read from it is unpickled: another user who
-    could write there would decide what runs here); a folder that is not raises a one-line error naming the fix."""
-    folder = os.environ.get(ENV_PLAYED)
-    return _private(folder) if folder else None
-
-
-@functools.lru_cache(maxsize=4)
-def _private(folder: str) -> Path:
-    return private_dir(folder)
-
-
 def _read(at: tuple[Any, ...], detail: int | None) -> Played | None:
     """A condition another notebook of the run kept, covering ``detail``; None when there is none (or it cannot be
     read: then it is played here)."""
-    folder = _folder()
-    if folder is None:
-        return None
-    for path in sorted(folder.glob(_name(at) + ".*.pickle")):
-        try:
-            with path.open("rb") as fh:
-                got = pickle.load(fh)  # written by this run's kernels, in a folder only this user can write
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
-            continue
+    for path in runshare.files(PART, _name(at) + ".*.pickle"):
+        got = runshare.load(path)
         if isinstance(got, Played) and got.covers(detail):
             return got
     return None
 
 
 def _write(at: tuple[Any, ...], played: Played) -> None:
-    """Leave ``played`` for the run's other notebooks (atomically: a reader sees all of it or none)."""
-    folder = _folder()
-    if folder is None:
-        return
+    """Leave ``played`` for the run's other notebooks."""
     detail = "all" if played.detail is None else str(played.detail)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".part-")
-    except OSError:  # e.g. a notebook on a remote worker, without the folder
-        return
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(played, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, folder / f"{_name(at)}.{detail}.pickle")
-    except Exception:  # not shared (a full disk, say): this notebook has it all the same
-        Path(tmp).unlink(missing_ok=True)
+    runshare.put(PART, f"{_name(at)}.{detail}.pickle", played)

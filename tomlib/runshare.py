@@ -1,0 +1,67 @@
+"""What the kernels of one series run leave each other: pickled files in a folder the runner makes for the run and
+deletes when it ends (:data:`ENV_SHARED`). Each kind of thing has its own part of it (``played``: formal conditions,
+:mod:`tomlib.experiments.adaptive_tom._played`; ``claims``: claims judged, :mod:`tomlib.claims._memo`).
+
+What is read from it is unpickled, so the folder must be one no other user can change
+(:func:`tomlib.paths.private_dir`): another user who could write there would decide what runs here. Unset, nothing is
+shared: each process keeps its own.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import pickle
+import tempfile
+from pathlib import Path
+
+from tomlib.paths import private_dir
+
+ENV_SHARED = "TOMLIB_SHARED"
+"""The run's shared folder, set by the runner for its kernels."""
+
+
+def folder(part: str) -> Path | None:
+    """``part`` of :data:`ENV_SHARED` as a folder no other user can change (made when missing); None when unset. A
+    folder that is not private raises a one-line error naming the fix."""
+    root = os.environ.get(ENV_SHARED)
+    return _private(root, part) if root else None
+
+
+@functools.lru_cache(maxsize=8)
+def _private(root: str, part: str) -> Path:
+    return private_dir(private_dir(root) / part)
+
+
+def files(part: str, pattern: str) -> list[Path]:
+    """The files of ``part`` whose names match ``pattern``, sorted by name (none when nothing is shared)."""
+    where = folder(part)
+    return [] if where is None else sorted(where.glob(pattern))
+
+
+def load(path: Path) -> object | None:
+    """The object a kernel of this run left at ``path``; None when it cannot be read (then the work is done here)."""
+    try:
+        with path.open("rb") as fh:
+            return pickle.load(fh)  # written by this run's kernels, in a folder only this user can write
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return None
+
+
+def put(part: str, name: str, obj: object) -> None:
+    """Leave ``obj`` as ``name`` in ``part`` for the run's other kernels, atomically (a reader sees all of it or none).
+    Nothing happens when nothing is shared, or when it cannot be written (a full disk, a kernel on a remote worker
+    without the folder): this process has it all the same."""
+    where = folder(part)
+    if where is None:
+        return
+    try:
+        fd, tmp = tempfile.mkstemp(dir=where, prefix=".part-")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, where / name)
+    except Exception:
+        Path(tmp).unlink(missing_ok=True)
