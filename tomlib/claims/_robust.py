@@ -154,6 +154,16 @@ class RowMasks:
             masks[column] = norm(table[column])
         return masks[column]
 
+    def conditions(self, table: pd.DataFrame, columns: tuple[str, ...]) -> pd.Series:
+        """A number per row, the same for rows whose ``columns`` read the same as text (their condition)."""
+        masks = self._of(table)
+        if columns not in masks and not columns:
+            masks[columns] = pd.Series(0, index=table.index)
+        if columns not in masks:
+            text = table[list(columns)].astype(str)
+            masks[columns] = text.groupby(list(columns), sort=False, dropna=False).ngroup()
+        return masks[columns]
+
 
 def under(
     table: pd.DataFrame,
@@ -173,9 +183,9 @@ def under(
         return rows
     reading, value = override
     alt = masks.norm(table, reading.column)[keep] == value
-    key = [c for c in rows.columns if c not in {*UNIT_COLUMNS, "value", EXPECTED, reading.column}]
-    replaced = set(map(tuple, rows.loc[alt, key].astype(str).to_numpy()))
-    has_alt = pd.Series([tuple(k) in replaced for k in rows[key].astype(str).to_numpy()], index=rows.index)
+    key = tuple(c for c in rows.columns if c not in {*UNIT_COLUMNS, "value", EXPECTED, reading.column})
+    condition = masks.conditions(table, key)[keep]
+    has_alt = condition.isin(condition[alt].unique())
     return rows[alt | (masks.default(table, reading)[keep] & ~has_alt)]
 
 
