@@ -101,3 +101,15 @@ def test_a_file_that_cannot_be_read_is_judged_here(
     calls = _counting(monkeypatch)
     assert not judge(tmp_path, ["adaptive_tom"]).empty
     assert calls
+
+
+def test_a_shared_folder_other_users_can_write_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from tomlib.errors import UsageError
+
+    _table1(tmp_path)
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o777)  # what is read from it is unpickled: no one else may put files there
+    monkeypatch.setenv(ENV_SHARED, str(folder))
+    with pytest.raises(UsageError, match=r"Refusing .* writable by others"):
+        judge(tmp_path, ["adaptive_tom"])
