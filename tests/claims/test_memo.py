@@ -113,3 +113,14 @@ def test_a_shared_folder_other_users_can_write_is_refused(monkeypatch: pytest.Mo
     monkeypatch.setenv(ENV_SHARED, str(folder))
     with pytest.raises(UsageError, match=r"Refusing .* writable by others"):
         judge(tmp_path, ["adaptive_tom"])
+
+
+def test_a_process_keeps_at_most_kept_judgements(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _table1(tmp_path)
+    first = judge(tmp_path, ["adaptive_tom"])
+    made = len(_memo._kept)
+    assert made > 1
+    _memo.forget()
+    monkeypatch.setattr(_memo, "KEPT", made - 1)
+    pd.testing.assert_frame_equal(judge(tmp_path, ["adaptive_tom"]), first)
+    assert len(_memo._kept) == made - 1  # the oldest went

@@ -11,6 +11,7 @@ kernels after it. The runner deletes the folder when the run ends.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
 
 PART = "claims"
 """The judgements' part of the run's shared folder."""
+KEPT = 20_000
+"""Judgements kept at most in a process (the oldest go first): a whole series makes about 2,000, each about a
+kilobyte; a long-lived kernel that judges changing results again and again stays bounded."""
 MISSING = object()
 
 _kept: dict[str, Any] = {}
@@ -63,6 +67,7 @@ def recall(at: str) -> Any:
 def keep(at: str, judged: Any) -> None:
     """Keep a judgement (None: the source lacks a group) here, and for :func:`share`."""
     _kept[at] = _new[at] = judged
+    _bound()
 
 
 def share() -> None:
@@ -92,3 +97,9 @@ def _load() -> None:
         if isinstance(got, dict):
             for k, v in got.items():
                 _kept.setdefault(k, v)
+    _bound()
+
+
+def _bound() -> None:
+    for k in list(itertools.islice(_kept, max(0, len(_kept) - KEPT))):
+        del _kept[k]
