@@ -50,8 +50,8 @@ def load(path: Path) -> object | None:
 
 def put(part: str, name: str, obj: object) -> None:
     """Leave ``obj`` as ``name`` in ``part`` for the run's other kernels, atomically (a reader sees all of it or none).
-    Nothing happens when nothing is shared, or when it cannot be written (a full disk, a kernel on a remote worker
-    without the folder): this process has it all the same."""
+    Nothing happens when nothing is shared, or when it cannot be written (a full disk): this process has it all the
+    same."""
     where = folder(part)
     if where is None:
         return

@@ -62,6 +62,7 @@ def judge(
     and an alternative is judged when it touches one of them. ``units``: ``results``' units, when already read.
     A paper judged ahead (:func:`judge_ahead`) on the same inputs is not judged again."""
     _ahead.settle()  # one judgement at a time: one under way in the background finishes first
+    _memo.load()  # what the run's earlier kernels judged
     digests: dict[str, str] | None = {} if units is None and only is None else None
     units = read_units(results, digests) if units is None else units
     frames = []

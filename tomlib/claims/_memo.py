@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import os
+import uuid
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -58,9 +58,8 @@ def key(claim: Claim, source: str, table: pd.DataFrame) -> str:
 
 
 def recall(at: str) -> Any:
-    """The judgement kept under ``at`` (here or by an earlier kernel of the run), or :data:`MISSING`."""
-    if at not in _kept:
-        _load()
+    """The judgement kept under ``at`` (here, or by an earlier kernel of the run as of the last :func:`load`), or
+    :data:`MISSING`."""
     return _kept.get(at, MISSING)
 
 
@@ -74,7 +73,7 @@ def share() -> None:
     """Leave the judgements made since the last call for the run's later kernels (one file per call)."""
     if not _new:
         return
-    name = f"{os.getpid()}-{len(_read)}-{hashlib.sha256(''.join(sorted(_new)).encode()).hexdigest()[:16]}.pickle"
+    name = f"{uuid.uuid4().hex}.pickle"
     runshare.put(PART, name, dict(_new))
     _read.add(name)  # its own: nothing to read back
     _new.clear()
@@ -87,8 +86,8 @@ def forget() -> None:
     _read.clear()
 
 
-def _load() -> None:
-    """Take in the files earlier kernels of the run left that this process has not read yet."""
+def load() -> None:
+    """Take in the files earlier kernels of the run left that this process has not read yet (once per judgement)."""
     for path in runshare.files(PART, "*.pickle"):
         if path.name in _read:
             continue

@@ -157,9 +157,9 @@ class RowMasks:
     def conditions(self, table: pd.DataFrame, columns: tuple[str, ...]) -> pd.Series:
         """A number per row, the same for rows whose ``columns`` read the same as text (their condition)."""
         masks = self._of(table)
-        if columns not in masks and not columns:
+        if columns not in masks and not columns:  # no column: one condition
             masks[columns] = pd.Series(0, index=table.index)
-        if columns not in masks:
+        elif columns not in masks:
             text = table[list(columns)].astype(str)
             masks[columns] = text.groupby(list(columns), sort=False, dropna=False).ngroup()
         return masks[columns]

@@ -116,7 +116,7 @@ def shared_folder(env: dict[str, str], here: bool) -> Iterator[None]:
     if not here:
         yield
         return
-    folder = tempfile.mkdtemp(prefix="played-", dir=scratch_base())  # mode 700, inside a folder only we can write
+    folder = tempfile.mkdtemp(prefix="shared-", dir=scratch_base())  # mode 700, inside a folder only we can write
     env[ENV_SHARED] = folder
     try:
         yield
