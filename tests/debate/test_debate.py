@@ -142,6 +142,8 @@ def test_notebook_parameters_and_the_estimate(make_model, server, isolated) -> N
         cd.check_debate_parameters("local,gpt-4o-mini", judge="", llm_mode="replay", debates=1)
     with pytest.raises(Exception, match="gpt-9"):
         cd.check_debate_parameters("local", judge="gpt-9", llm_mode="replay", debates=1)
+    with pytest.raises(ValueError, match=r'parameter model names no model; give e.g. model = "local"'):
+        cd.check_debate_parameters(" ", judge="", llm_mode="replay", debates=1)  # its own parameter's name
     # the estimate counts what a run makes: replay the fake server's debate and count the requests
     server.responder = responder
     asyncio.run(cd.run_debates(model="fake", chat=make_model(json_mode="json_object"), debates=1))

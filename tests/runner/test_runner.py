@@ -12,6 +12,7 @@ import pytest
 from tomlib.__main__ import main
 from tomlib.errors import UsageError
 from tomlib.runner import Profile, run_notebooks, summarize, sweep
+from tomlib.runner._execute import replay_miss_hint
 
 
 def write_nb(path: Path, params: str, body: str) -> Path:
@@ -311,3 +312,19 @@ def test_an_exported_page_finds_every_icon_font_beside_it(
         browser.close()
     assert not blocked, blocked
     assert not failed, failed  # before: @jupyter-widgets/<font>.woff2, .woff and .ttf were missing
+
+
+def test_a_replay_miss_under_changed_parameters_says_the_recordings_are_of_the_defaults(tmp_path: Path) -> None:
+    d = tmp_path / "nbs"
+    d.mkdir()
+    write_nb(
+        d / "01_replay.ipynb",
+        'results_dir = ""\nmodel = "local"  # the model rows; "" skips them\nseed = 42',
+        "from tomlib.llm import ReplayMiss\nif model and seed != 42:\n    raise ReplayMiss('nothing recorded here')",
+    )
+    run = dict(directory=d, progress=False, html=False, force=True)
+    (changed,) = run_notebooks(PROFILE, overrides={"seed": 3}, **run)  # type: ignore[arg-type]
+    assert changed.status == "failed"
+    assert "The recorded transcripts answer 01_replay's own parameters; this run changed seed=3." in changed.error
+    assert 'Without a model (-p model ""), it runs under any values' in changed.error
+    assert replay_miss_hint(changed.error, d / "01_replay.ipynb", {"seed": 42}, {}) == ""  # the defaults: no hint

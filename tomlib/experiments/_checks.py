@@ -28,13 +28,14 @@ def check_counts(**counts: Any) -> None:
             raise ValueError(f"parameter {name} counts items from the start of its set (0 = all); got {v}")
 
 
-def check_models(models: str, llm_mode: str) -> list[str]:
-    """The comma-separated model names, each in configs/models.yaml, and a known ``llm_mode``."""
+def check_models(models: str, llm_mode: str, parameter: str = "models") -> list[str]:
+    """The comma-separated model names, each in configs/models.yaml, and a known ``llm_mode``; ``parameter`` is the
+    name the notebook gives them, for the error."""
     if llm_mode not in LLM_MODES:
         raise ValueError(f"parameter llm_mode must be replay, auto or record; got {llm_mode!r}")
     names = [m.strip() for m in str(models).split(",") if m.strip()]
     if not names:
-        raise ValueError('parameter models names no model; give e.g. models = "local"')
+        raise ValueError(f'parameter {parameter} names no model; give e.g. {parameter} = "local"')
     for name in names:
         get_model_config(name)  # raises with the list of configured models
     return names

@@ -42,11 +42,11 @@ def check_debate_parameters(model: str, *, judge: str, llm_mode: str, debates: A
     check_whole("debates", debates, None)
     if debates < 1:  # not a count from the start of a set: no 0 for "all" here
         raise ValueError(f"parameter debates must be at least 1 (the paper: 11); got {debates}")
-    names = check_models(model, llm_mode)
+    names = check_models(model, llm_mode, "model")
     if len(names) != 1:
         raise ValueError(f"parameter model names one debater model; got {names}")
     judge_name = judge.strip() or names[0]
-    check_models(judge_name, llm_mode)
+    check_models(judge_name, llm_mode, "judge")
     return names[0], judge_name
 
 

@@ -549,6 +549,7 @@ def _run_plan(
                 error, spent, stopped = outcome.error, "", False
                 output = Path(outcome.output or p.output)
                 refused = "EstimateOverBudget" in error  # this notebook stopped unspent; the others may fit
+                error += replay_miss_hint(error, Path(task.notebook), p.params, overrides)
                 if ledger is not None and budget is not None:
                     tokens, usd, calls = read_ledger(ledger)
                     spent = f"{tokens - spent_before[0]:,} tokens, ${usd - spent_before[1]:.4f}"
@@ -606,6 +607,25 @@ def papers_ready(written: Iterable[str], left: Iterable[str]) -> list[str]:
         return []
     busy = {p for named in holds for p in named}
     return sorted({t.split(".", 1)[0] for t in written} & set(PAPERS) - busy)
+
+
+_KEEP_REQUESTS = frozenset({"results_dir", "model", "models", "llm_mode"})
+"""Parameters a run may change without changing what the notebook asks its model (the model's own are the miss's)."""
+
+
+def replay_miss_hint(error: str, notebook: Path, params: dict[str, Any], overrides: dict[str, Any]) -> str:
+    """For a notebook whose replay missed in a run that changed its parameters (``-p seed 3``): the recorded
+    transcripts are of its defaults, and, where its ``model`` parameter may be left empty, that runs the rest."""
+    changed = sorted(k for k in overrides if k in params and k not in _KEEP_REQUESTS)
+    if "ReplayMiss" not in error or not changed:
+        return ""
+    said = ", ".join(f"{k}={params[k]!r}" for k in changed)
+    hint = f" The recorded transcripts answer {notebook.stem}'s own parameters; this run changed {said}."
+    for name in ("model", "models"):
+        doc = str(declared_parameters(notebook).get(name, {}).get("help", ""))
+        if '""' in doc or "empty" in doc:
+            hint += f' Without a model (-p {name} ""), it runs under any values (its parameters cell: "{doc}").'
+    return hint
 
 
 def summarize(outcomes: Iterable[NotebookResult]) -> str:
