@@ -75,7 +75,9 @@ class TraceExplorer(W.VBox):
     """Browse any experiment's episodes step by step (run → condition → episode → agent → step).
 
     ``runs``: a :class:`Trace`, a frame from :func:`tomlib.trace.load_runs`, run ids, or experiment results with a
-    ``run_id`` (e.g. what :func:`tomlib.experiments.adaptive_tom.table1` returns); ``None`` loads every run.
+    ``run_id`` (e.g. what :func:`tomlib.experiments.adaptive_tom.table1` returns); ``None`` loads every run. It opens
+    on the first of ``conditions`` that a run holds (in the first run holding it), else on the first run's first
+    condition; only the episodes it opens on are drawn.
     """
 
     def __init__(
@@ -84,6 +86,7 @@ class TraceExplorer(W.VBox):
         *,
         results: str | None = None,
         prerender: int = 3,
+        conditions: Sequence[str] = (),
     ):
         source = runs if runs is None or isinstance(runs, Trace | pd.DataFrame) else list(runs)  # reloadable
         self._load = None if isinstance(source, Trace | pd.DataFrame) else (lambda: _as_trace(source, results))
@@ -93,11 +96,14 @@ class TraceExplorer(W.VBox):
         self._refs: list[EpisodeRef] = []
         self._quiet = False
         listed = self.trace.runs()
+        self.start = self.first_ref(conditions)
         self.run = W.Dropdown(
             options=list(zip(listed["label"], listed["run_id"], strict=True)),
             description="run",
             layout=W.Layout(width="420px"),
         )
+        if self.start is not None:
+            self.run.value = self.start.run_id  # before anything observes it: no other run's episodes are drawn
         self.condition = W.Dropdown(description="condition", layout=W.Layout(width="420px"))
         self.episode = W.Dropdown(description="episode", layout=W.Layout(width="420px"))
         self.agent = W.Dropdown(options=[ALL_AGENTS], description="agent")
@@ -117,7 +123,7 @@ class TraceExplorer(W.VBox):
         controls = W.VBox([W.HBox([self.run, self.agent, self.reload_button]), self.condition, self.episode])
         super().__init__([controls, self.status, self.episodes])
         if len(listed):
-            self._on_run()
+            self._on_run(None if self.start is None else self.start.condition)
         else:
             self.status.value = "<b>No run logs found.</b> Run an experiment first; its events land in results/runs/."
 
@@ -143,12 +149,20 @@ class TraceExplorer(W.VBox):
         elif len(runs):
             self._on_run()
 
+    def first_ref(self, conditions: Sequence[str]) -> EpisodeRef | None:
+        """The first episode of the first of ``conditions`` any run holds, in the first run holding it."""
+        for cond in conditions:
+            for run in self.trace.runs()["run_id"]:
+                if refs := self.trace.refs(run, cond):
+                    return refs[0]
+        return None
+
     # ---- selection -------------------------------------------------------------------------------------------
-    def _on_run(self) -> None:
+    def _on_run(self, condition: str | None = None) -> None:
         conditions = self.trace.conditions(self.run.value)
         self._quiet = True
         self.condition.options = conditions
-        self.condition.value = conditions[0] if conditions else None
+        self.condition.value = condition if condition in conditions else conditions[0] if conditions else None
         self.agent.value = ALL_AGENTS
         self._quiet = False
         self._on_condition()
@@ -345,21 +359,13 @@ def explore(
     run that has it at that condition (its first episodes are the ones drawn for a kernel-less page), and is an
     error when no run has it. ``prefer`` names conditions to open on if they ran, in order; when none did (a
     notebook run with other ``tasks``), the explorer opens on its first episode."""
-    explorer = TraceExplorer(runs, results=results, prerender=prerender)
-
-    def refs_of(cond: str) -> list[Any]:
-        return [r for run in explorer.trace.runs()["run_id"] for r in explorer.trace.refs(run, cond)]
-
-    if condition is not None:
-        refs = refs_of(condition)
-        if not refs:
-            raise ValueError(f"no episodes of condition {condition!r} in these runs; pick one of the explorer's list")
-        explorer.show(refs[0])
-    else:
-        for cond in prefer:
-            if refs := refs_of(cond):
-                explorer.show(refs[0])
-                break
+    explorer = TraceExplorer(
+        runs, results=results, prerender=prerender, conditions=prefer if condition is None else (condition,)
+    )
+    if condition is not None and explorer.start is None:
+        raise ValueError(f"no episodes of condition {condition!r} in these runs; pick one of the explorer's list")
+    if explorer.start is not None:
+        explorer.show(explorer.start)  # already there: the condition's first episode
     return ExplorerBox(explorer)
 
 
