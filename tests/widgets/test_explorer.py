@@ -127,7 +127,7 @@ def test_summary_follows_the_explorers_run(formal_runs: tuple[Any, Any]) -> None
 def test_explore_draws_only_the_episodes_it_opens_on(formal_runs: tuple[Any, Any]) -> None:
     from ipywidgets.widgets.widget import _instances
 
-    from tomlib.widgets._explorer import EpisodePane
+    from tomlib.widgets._explorer import NOT_DRAWN, EpisodePane
 
     t1, t2 = formal_runs
 
@@ -135,12 +135,15 @@ def test_explore_draws_only_the_episodes_it_opens_on(formal_runs: tuple[Any, Any
         return [w for w in list(_instances.values()) if isinstance(w, EpisodePane)]
 
     before = set(map(id, panes()))
+    widgets_before = set(_instances)
     wanted = Trace.from_runs([t2]).conditions(t2.run_id)[-1]
     box = explore([t1, t2], prerender=2, prefer=["game9:nobody", wanted])  # in the second run, not its first
     made = [p for p in panes() if id(p) not in before]
     # every pane made is one the notebook shows: a pane drawn and dropped would stay in its saved widget state
     assert len(made) == 2 and {(p.ref.run_id, p.ref.condition) for p in made} == {(t2.run_id, wanted)}
     assert box.explorer.condition.value == wanted and box.explorer.episode.index == 0
+    placeholder = NOT_DRAWN.format(n=2)  # its 2 episodes are both drawn: no placeholder is made either
+    assert not [k for k in set(_instances) - widgets_before if getattr(_instances[k], "value", None) == placeholder]
     with pytest.raises(ValueError, match="no episodes of condition 'game9:nobody'"):
         explore([t1], condition="game9:nobody")
 

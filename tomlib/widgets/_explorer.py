@@ -183,8 +183,9 @@ class TraceExplorer(W.VBox):
         self.panes = {}
         # one placeholder widget shared by every undrawn episode: a run of thousands of episodes opens without
         # building thousands of widgets (a Stack may hold the same child more than once)
-        placeholder = W.HTML(NOT_DRAWN.format(n=self.prerender))
-        children = [self._pane(i) if i < self.prerender else placeholder for i in range(len(self._refs))]
+        children: list[W.Widget] = [self._pane(i) for i in range(min(self.prerender, len(self._refs)))]
+        if len(self._refs) > self.prerender:  # made only when used: a widget made is saved with the notebook
+            children += [W.HTML(NOT_DRAWN.format(n=self.prerender))] * (len(self._refs) - self.prerender)
         self.episodes.children = children
         self.episode.options = [
             (
