@@ -365,8 +365,6 @@ def explore(
     )
     if condition is not None and explorer.start is None:
         raise ValueError(f"no episodes of condition {condition!r} in these runs; pick one of the explorer's list")
-    if explorer.start is not None:
-        explorer.show(explorer.start)  # already there: the condition's first episode
     return ExplorerBox(explorer)
 
 
