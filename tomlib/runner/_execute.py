@@ -623,7 +623,7 @@ def replay_miss_hint(error: str, notebook: Path, params: dict[str, Any], overrid
     hint = f" The recorded transcripts answer {notebook.stem}'s own parameters; this run changed {said}."
     for name in ("model", "models"):
         doc = str(declared_parameters(notebook).get(name, {}).get("help", ""))
-        if params.get(name) and ('""' in doc or "empty" in doc):
+        if params.get(name, True) and ('""' in doc or "empty" in doc):  # not in params: the default, a model
             hint += f' Without a model (-p {name} ""), it runs under any values (its parameters cell: {doc}).'
     return hint
 
