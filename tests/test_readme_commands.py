@@ -284,6 +284,22 @@ def test_view_takes_an_experiment_name_whole(results: Path, capsys: pytest.Captu
     assert "adaptive_tom.table3, adaptive_tom.table3_stand_in" in capsys.readouterr().err
 
 
+def test_view_names_a_condition_the_run_does_not_hold_in_one_line(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _run("adaptive_tom.table2-20261101-100000-aaaa", results, "formal", 12, 1)
+    assert main(["view", run, "--condition", "c11"]) == 0
+    assert main(["view", run, "--condition", "c111"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err
+    assert err == (
+        "tomlib: error: no episodes of condition 'c111' in these runs (did you mean 'c11'?); "
+        "they hold: c0, c1, c10, c11, c2, c3, c4, c5, … (12 in all)"
+    )
+    assert main(["view", run, "--condition", "1"]) == 2  # a part of their names: the ones that have it
+    assert capsys.readouterr().err.strip().endswith("those with '1' in their name: c1, c10, c11")
+
+
 # -- a Python without tomlib's dependencies --------------------------------------------------------------------------
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,18 @@ class UsageError(TomlibError, ValueError):
 
 class ConfigFileError(UsageError):
     """A configuration file (profile, grid, models.yaml) that is missing, unreadable or of the wrong shape."""
+
+
+def closest(name: str, choices: Iterable[str]) -> str | None:
+    """The closest of ``choices`` to ``name``, or None when none is close."""
+    close = difflib.get_close_matches(name, list(choices), n=1)
+    return close[0] if close else None
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` with the closest of ``choices``, or "" when none is close."""
+    close = closest(name, choices)
+    return f" (did you mean '{close}'?)" if close else ""
 
 
 def describe_validation(exc: Any, limit: int = 8) -> str:

@@ -116,7 +116,7 @@ def select_claims(spec: str) -> list[Claim]:
     wanted = [s.strip() for s in spec.split(",") if s.strip()]
     if not wanted:
         raise UsageError(f"--claims names no paper or claim; give one of {', '.join(PAPERS)} or claim ids.")
-    from tomlib.runner._params import did_you_mean
+    from tomlib.errors import did_you_mean
 
     out: list[Claim] = []
     for item in wanted:

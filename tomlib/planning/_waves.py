@@ -135,7 +135,7 @@ def run_in_waves(
         known = {c.claim_id for c in (select_claims(",".join(sorted({i.split(".", 1)[0] for i in claims}))))}
         unknown = [c for c in claims if c not in known]
         if unknown:
-            from tomlib.runner._params import did_you_mean
+            from tomlib.errors import did_you_mean
 
             raise UsageError(f"--claims: no claim {unknown[0]!r}{did_you_mean(unknown[0], known)}.")
     res = results_for_run(names, run.get("directory"), results)

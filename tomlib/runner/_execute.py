@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tomlib.errors import UsageError
+from tomlib.errors import UsageError, did_you_mean
 from tomlib.llm import Budget, read_ledger
 from tomlib.llm._budget import ENV_LEDGER, ENV_MAX_TOKENS, ENV_MAX_USD, ENV_SPEND_TO_BUDGET
 from tomlib.paths import configs_dir, data_dir, environ, portable, project_root, results_dir, webdeps_dir
@@ -33,7 +33,7 @@ from tomlib.runner._cluster import (
     write_token,
 )
 from tomlib.runner._models import check_models
-from tomlib.runner._params import check_values, did_you_mean
+from tomlib.runner._params import check_values
 from tomlib.runner._profiles import Profile, load_profile
 from tomlib.runner._progress import Progress
 from tomlib.sandbox import SANDBOX_ENV, sandbox_mode

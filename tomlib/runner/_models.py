@@ -8,9 +8,8 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from tomlib.errors import UsageError
+from tomlib.errors import UsageError, did_you_mean
 from tomlib.llm._config import models_file, read_models
-from tomlib.runner._params import did_you_mean
 
 MODEL_PARAMETERS = ("model", "models", "judge")  # parameters that name models (comma-separated lists allowed)
 

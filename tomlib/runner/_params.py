@@ -5,7 +5,6 @@ defines for that parameter (:data:`CHOICES`) is an error naming the fix."""
 from __future__ import annotations
 
 import ast
-import difflib
 import functools
 import importlib
 from collections.abc import Callable, Iterable, Sequence
@@ -13,7 +12,7 @@ from typing import Any, get_args
 
 import yaml
 
-from tomlib.errors import UsageError
+from tomlib.errors import UsageError, did_you_mean
 
 _TYPES: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
 
@@ -49,18 +48,6 @@ def _scalar(text: str) -> Any:
         except ValueError:
             pass
     return text
-
-
-def closest(name: str, choices: Iterable[str]) -> str | None:
-    """The closest of ``choices`` to ``name``, or None when none is close."""
-    close = difflib.get_close_matches(name, list(choices), n=1)
-    return close[0] if close else None
-
-
-def did_you_mean(name: str, choices: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` with the closest of ``choices``, or "" when none is close."""
-    close = closest(name, choices)
-    return f" (did you mean '{close}'?)" if close else ""
 
 
 def _attribute(module: str, name: str) -> Callable[[], Iterable[Any]]:

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tomlib.errors import ConfigFileError, UsageError, load_yaml
+from tomlib.errors import ConfigFileError, UsageError, closest, load_yaml
 from tomlib.llm import Budget
 from tomlib.redact import redact_text
 from tomlib.runner._execute import (
@@ -25,7 +25,7 @@ from tomlib.runner._execute import (
     results_for_run,
     sandbox_env,
 )
-from tomlib.runner._params import check_values, closest
+from tomlib.runner._params import check_values
 from tomlib.runner._profiles import Profile, load_profile
 from tomlib.runner._progress import Progress
 from tomlib.trace._runs import remove_stale_attempts

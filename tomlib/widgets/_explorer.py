@@ -17,12 +17,15 @@ import ipywidgets as W
 import pandas as pd
 from ipywidgets.widgets.widget_string import HTMLStyle
 
+from tomlib.errors import UsageError, did_you_mean
 from tomlib.report._images import small_png
 from tomlib.widgets._html import STYLE, step_html
 from tomlib.widgets._trace import EpisodeRef, Trace, refs_of
 
 ALL_AGENTS = "all agents"
 UNITS = {"point": "points", "time": "steps", "health": "health"}
+SHOWN = 8
+"""Conditions named at most in the error for one the runs do not hold."""
 NOT_DRAWN = (
     "<div style='padding:8px;color:#777'>This episode is drawn when it is selected in a running kernel. "
     "In an exported page, the first {n} episodes of the opening condition are drawn.</div>"
@@ -364,7 +367,14 @@ def explore(
         runs, results=results, prerender=prerender, conditions=prefer if condition is None else (condition,)
     )
     if condition is not None and explorer.start is None:
-        raise ValueError(f"no episodes of condition {condition!r} in these runs; pick one of the explorer's list")
+        held = sorted({c for run in explorer.trace.runs()["run_id"] for c in explorer.trace.conditions(run)})
+        part = [c for c in held if condition in c]  # `--condition overcooked`: the ones of that task
+        named = part or held
+        listed = ", ".join(named[:SHOWN]) + (f", … ({len(named)} in all)" if len(named) > SHOWN else "")
+        raise UsageError(
+            f"no episodes of condition {condition!r} in these runs{did_you_mean(condition, held)}; "
+            + (f"those with {condition!r} in their name: {listed}" if part else f"they hold: {listed or 'none'}")
+        )
     return ExplorerBox(explorer)
 
 
