@@ -157,11 +157,12 @@ class RowMasks:
     def conditions(self, table: pd.DataFrame, columns: tuple[str, ...]) -> pd.Series:
         """A number per row, the same for rows whose ``columns`` read the same as text (their condition)."""
         masks = self._of(table)
-        if columns not in masks and not columns:  # no column: one condition
-            masks[columns] = pd.Series(0, index=table.index)
-        elif columns not in masks:
-            text = table[list(columns)].astype(str)
-            masks[columns] = text.groupby(list(columns), sort=False, dropna=False).ngroup()
+        if columns not in masks:
+            if columns:
+                text = table[list(columns)].astype(str)
+                masks[columns] = text.groupby(list(columns), sort=False, dropna=False).ngroup()
+            else:  # no column: one condition
+                masks[columns] = pd.Series(0, index=table.index)
         return masks[columns]
 
 

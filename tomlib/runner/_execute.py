@@ -621,8 +621,9 @@ def replay_miss_hint(error: str, notebook: Path, params: dict[str, Any], overrid
         return ""
     said = ", ".join(f"{k}={params[k]!r}" for k in changed)
     hint = f" The recorded transcripts answer {notebook.stem}'s own parameters; this run changed {said}."
+    declared = declared_parameters(notebook)
     for name in ("model", "models"):
-        doc = str(declared_parameters(notebook).get(name, {}).get("help", ""))
+        doc = str(declared.get(name, {}).get("help", ""))
         if params.get(name, True) and ('""' in doc or "empty" in doc):  # not in params: the default, a model
             hint += f' Without a model (-p {name} ""), it runs under any values (its parameters cell: {doc}).'
     return hint

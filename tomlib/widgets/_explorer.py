@@ -154,8 +154,9 @@ class TraceExplorer(W.VBox):
 
     def first_ref(self, conditions: Sequence[str]) -> EpisodeRef | None:
         """The first episode of the first of ``conditions`` any run holds, in the first run holding it."""
+        runs = list(self.trace.runs()["run_id"])  # a groupby over every episode: once, not once a condition
         for cond in conditions:
-            for run in self.trace.runs()["run_id"]:
+            for run in runs:
                 if refs := self.trace.refs(run, cond):
                     return refs[0]
         return None
@@ -367,7 +368,7 @@ def explore(
         runs, results=results, prerender=prerender, conditions=prefer if condition is None else (condition,)
     )
     if condition is not None and explorer.start is None:
-        held = sorted({c for run in explorer.trace.runs()["run_id"] for c in explorer.trace.conditions(run)})
+        held = sorted(set(explorer.trace.episodes()["condition"]))
         part = [c for c in held if condition in c]  # `--condition overcooked`: the ones of that task
         named = part or held
         listed = ", ".join(named[:SHOWN]) + (f", … ({len(named)} in all)" if len(named) > SHOWN else "")
