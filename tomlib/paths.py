@@ -75,12 +75,32 @@ def webdeps_dir() -> Path:
     return Path(env).resolve() if env else project_root() / ".tomlib" / "webdeps"
 
 
+def _unsafe_on_the_way(folder: Path) -> tuple[Path, str, str] | None:
+    """The first folder from ``/`` down to ``folder`` (through its real path, ``folder`` itself excluded) whose entries
+    a user other than this one and root could rename or replace, as (folder, why, fix); None when there is none.
+
+    Every such folder must be owned by root or this user, and writable by no one else unless it has the sticky bit
+    (as ``/tmp`` has: there only an entry's owner, the folder's owner and root may rename the entry)."""
+    me = os.geteuid()
+    where = Path(os.path.realpath(folder.parent))
+    for parent in (*reversed(where.parents), where):
+        st = os.lstat(parent)
+        mode = stat.S_IMODE(st.st_mode)
+        if st.st_uid not in (0, me):
+            return parent, f"it belongs to uid {st.st_uid}, who can rename what is in it", "Move it out of there"
+        if mode & 0o022 and not mode & stat.S_ISVTX:
+            who = "any user" if mode & 0o002 else "its group"
+            return parent, f"{who} can write to it (mode {mode:o}, no sticky bit)", f"Run `chmod go-w {parent}`"
+    return None
+
+
 def private_dir(path: str | os.PathLike[str]) -> Path:
     """``path`` as a folder no other user can change: made with mode 700 when it is missing (its parent must exist),
     then checked without following links. It must be a real folder (not a symbolic link), owned by this user,
-    writable by no one else, and inside folders that no other user can rename it out of (a folder anyone can write
-    needs the sticky bit, as /tmp has). Anything else raises :class:`~tomlib.errors.UsageError` (one line: the path,
-    why, and the fix), because another user who can swap a folder decides what runs from it.
+    writable by no one else, and every folder above it owned by root or this user and writable by no one else
+    (a folder anyone can write needs the sticky bit, as /tmp has). Anything else raises
+    :class:`~tomlib.errors.UsageError` (one line: the path, why, and the fix), because another user who can swap a
+    folder decides what runs from it. The check holds at the time of the call: call it again before each use.
     Stdlib only, so it works in any interpreter that can read ``tomlib/``."""
     from tomlib.errors import UsageError
 
@@ -109,15 +129,92 @@ def private_dir(path: str | os.PathLike[str]) -> Path:
     if st.st_mode & 0o022:
         who = "others" if st.st_mode & 0o002 else "its group"
         raise refuse(f"it is writable by {who} (mode {stat.S_IMODE(st.st_mode):o})", f"Run `chmod go-w {folder}`")
-    where = Path(os.path.realpath(folder.parent))
-    for parent in (where, *where.parents):
-        mode = os.lstat(parent).st_mode
-        if mode & 0o002 and not mode & stat.S_ISVTX:
-            raise refuse(
-                f"it is inside {parent}, which any user can write to (mode {stat.S_IMODE(mode):o}, no sticky bit)",
-                f"Move it, or run `chmod o-w {parent}`",
-            )
+    if bad := _unsafe_on_the_way(folder):
+        parent, why, remedy = bad
+        raise refuse(f"it is inside {parent}, and {why}", f"{remedy}, {fix}")
     return folder
+
+
+def results_folder(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a folder tomlib may write results into, made (with its missing parents) when missing. Refused in
+    one line naming the fix (:class:`~tomlib.errors.UsageError`) when another user owns it or can write to it, when
+    an entry in it belongs to another user, or when a folder above it could be changed by another user (see
+    :func:`private_dir`): such a user could plant a link there and have a run overwrite a file of yours. Unlike a
+    private folder it may be readable by others (and may be a link to a folder of yours)."""
+    from tomlib.errors import UsageError
+
+    folder = Path(os.path.abspath(path))
+    fix = "choose a folder of yours with --results DIR (or TOMLIB_RESULTS)"
+
+    def refuse(why: str, remedy: str) -> UsageError:
+        return UsageError(
+            f"Refusing {folder} as a results folder: {why}, so another user could plant links there that make a run "
+            f"overwrite your files. {remedy}."
+        )
+
+    missing = []
+    probe = folder
+    while not os.path.lexists(probe) and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    if missing and (bad := _unsafe_on_the_way(missing[-1])):  # nothing is made where another user could swap it
+        raise refuse(f"it would be made inside {bad[0]}, and {bad[1]}", f"{bad[2]}, or {fix}")
+    for made in reversed(missing):
+        try:
+            os.mkdir(made, 0o755)
+            os.chmod(made, 0o755 & ~_umask() | 0o700)  # a umask of 002 would leave it writable by the group
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise refuse(f"it cannot be made ({exc.strerror})", f"Fix the permissions, or {fix}") from None
+    real = Path(os.path.realpath(folder))
+    st = os.stat(real)
+    if not stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"The results folder {folder} is not a folder. Remove it, or {fix}.")
+    if st.st_uid != os.geteuid():
+        raise refuse(f"it belongs to uid {st.st_uid}, not to you (uid {os.geteuid()})", f"Remove it, or {fix}")
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o022:
+        who = "any user" if mode & 0o002 else "its group"
+        remedy = f"Make a folder of yours inside it (`mkdir -m 755 {real}/NAME`)" if mode & stat.S_ISVTX else (
+            f"Run `chmod go-w {real}`"
+        )
+        raise refuse(f"{who} can write to it (mode {mode:o})", f"{remedy}, or {fix}")
+    if bad := _unsafe_on_the_way(real):
+        raise refuse(f"it is inside {bad[0]}, and {bad[1]}", f"{bad[2]}, or {fix}")
+    with os.scandir(real) as entries:
+        foreign = sorted(e.name for e in entries if e.stat(follow_symlinks=False).st_uid not in (0, os.geteuid()))
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise refuse(
+            f"{len(foreign)} entr{'y' if len(foreign) == 1 else 'ies'} in it belong to another user ({shown})",
+            f"Remove what you did not make from {real}, or {fix}",
+        )
+    return folder
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, mode: int = 0o644) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``: a reader sees the
+    old file or the whole new one, and a link planted at ``path`` is replaced, never followed. ``mode`` (less the
+    umask) is the file's; text is UTF-8 (lone surrogates kept as they came)."""
+    target = Path(path)
+    raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), mode & ~_umask())
+            fh.write(raw)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _ours_alone(path: str) -> bool:
@@ -174,7 +271,7 @@ def portable_file(path: str | os.PathLike[str], extra: dict[str, str] | None = N
     text = p.read_text(encoding="utf-8", errors="surrogateescape")
     clean = portable(text, extra)
     if clean != text:
-        p.write_text(clean, encoding="utf-8", errors="surrogateescape")
+        write_atomic(p, clean)
 
 
 @contextlib.contextmanager
