@@ -94,18 +94,38 @@ def _unsafe_on_the_way(folder: Path) -> tuple[Path, str, str] | None:
     return None
 
 
-def private_dir(path: str | os.PathLike[str]) -> Path:
-    """``path`` as a folder no other user can change: made with mode 700 when it is missing (its parent must exist),
-    then checked without following links. It must be a real folder (not a symbolic link), owned by this user,
-    writable by no one else, and every folder above it owned by root or this user and writable by no one else
-    (a folder anyone can write needs the sticky bit, as /tmp has). Anything else raises
+def _open_to_others(folder: Path, st_mode: int, fix: str) -> tuple[str, str]:
+    """(why, remedy) for a folder its group or everyone can write: a shared one such as /tmp (sticky) is not made
+    private by chmod, so the remedy there is a folder of one's own inside it."""
+    mode = stat.S_IMODE(st_mode)
+    who = "any user" if mode & 0o002 else "its group"
+    if mode & stat.S_ISVTX:
+        return (
+            f"{who} can write to it (mode {mode:o})",
+            f"Make a folder of yours inside it (`mkdir -m 700 {folder}/NAME`), {fix}",
+        )
+    return f"{who} can write to it (mode {mode:o})", f"Run `chmod go-w {folder}`, {fix}"
+
+
+def private_dir(
+    path: str | os.PathLike[str],
+    *,
+    parents: bool = False,
+    instead: str = "set XDG_RUNTIME_DIR to a folder of yours with mode 700",
+) -> Path:
+    """``path`` as a folder no other user can change: made with mode 700 when it is missing (its parent must exist,
+    or, with ``parents``, is made too, mode 700), then checked without following links. It must be a real folder
+    (not a symbolic link), owned by this user, writable by no one else, and every folder above it owned by root or
+    this user and writable by no one else (a folder anyone can write needs the sticky bit, as /tmp has). Anything
+    else raises
     :class:`~tomlib.errors.UsageError` (one line: the path, why, and the fix), because another user who can swap a
     folder decides what runs from it. The check holds at the time of the call: call it again before each use.
+    ``instead`` is the other way out the error offers (a setting that moves the folder).
     Stdlib only, so it works in any interpreter that can read ``tomlib/``."""
     from tomlib.errors import UsageError
 
     folder = Path(os.path.abspath(path))
-    fix = "or set XDG_RUNTIME_DIR to a folder of yours with mode 700"
+    fix = f"or {instead}"
 
     def refuse(why: str, remedy: str) -> UsageError:
         return UsageError(
@@ -113,12 +133,18 @@ def private_dir(path: str | os.PathLike[str]) -> Path:
             f"{remedy}."
         )
 
-    try:
-        os.mkdir(folder, 0o700)  # the umask can only take bits away
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        raise refuse(f"it cannot be made ({exc.strerror})", f"Run from a checkout you can write to, {fix}") from None
+    missing = [folder]
+    if parents:
+        while not os.path.lexists(missing[-1].parent) and missing[-1].parent != missing[-1]:
+            missing.append(missing[-1].parent)
+    for made in reversed(missing):
+        try:
+            os.mkdir(made, 0o700)  # the umask can only take bits away
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            why = f"it cannot be made ({exc.strerror})"
+            raise refuse(why, f"Run from a checkout you can write to, {fix}") from None
     st = os.lstat(folder)
     if stat.S_ISLNK(st.st_mode):
         raise refuse("it is a symbolic link", f"Remove the link ({folder}), {fix}")
@@ -127,12 +153,58 @@ def private_dir(path: str | os.PathLike[str]) -> Path:
     if st.st_uid != os.geteuid():
         raise refuse(f"it belongs to uid {st.st_uid}, not to you (uid {os.geteuid()})", f"Remove it, {fix}")
     if st.st_mode & 0o022:
-        who = "others" if st.st_mode & 0o002 else "its group"
-        raise refuse(f"it is writable by {who} (mode {stat.S_IMODE(st.st_mode):o})", f"Run `chmod go-w {folder}`")
+        raise refuse(*_open_to_others(folder, st.st_mode, fix))
     if bad := _unsafe_on_the_way(folder):
         parent, why, remedy = bad
         raise refuse(f"it is inside {parent}, and {why}", f"{remedy}, {fix}")
     return folder
+
+
+def private_file(path: str | os.PathLike[str], *, instead: str) -> Path:
+    """``path`` as a file of this user's alone, in a folder no other user can change (:func:`private_dir`, made with
+    its parents when missing): made empty with mode 600 when missing; an existing one must be a regular file (not a
+    link) that this user owns, and loses any read or write bits of others (a store of every prompt and reply is read
+    by no one else). Anything else raises :class:`~tomlib.errors.UsageError` naming the fix (``instead``: the setting
+    that moves it)."""
+    from tomlib.errors import UsageError
+
+    target = Path(os.path.abspath(path))
+    private_dir(target.parent, parents=True, instead=instead)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+    st = os.lstat(target)
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+        why = (
+            "it is a symbolic link"
+            if stat.S_ISLNK(st.st_mode)
+            else "it is not a regular file"
+            if not stat.S_ISREG(st.st_mode)
+            else f"it belongs to uid {st.st_uid}, not to you (uid {os.geteuid()})"
+        )
+        raise UsageError(
+            f"Refusing {target}: {why}, so what tomlib reads from it may not be what it wrote. Remove it, or {instead}."
+        )
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        os.chmod(target, stat.S_IMODE(st.st_mode) & 0o700)
+    return target
+
+
+def read_own(path: str | os.PathLike[str]) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file (not a link: it is not followed) that this user owns and no one
+    else can write; None otherwise, or when it cannot be read. For files whose content decides what runs or what a
+    result says (pickles, cached verdicts, spooled replies): call it after :func:`private_dir` on their folder."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            return None
+        try:
+            return fh.read()
+        except OSError:
+            return None
 
 
 def results_folder(path: str | os.PathLike[str]) -> Path:
@@ -176,8 +248,10 @@ def results_folder(path: str | os.PathLike[str]) -> Path:
     mode = stat.S_IMODE(st.st_mode)
     if mode & 0o022:
         who = "any user" if mode & 0o002 else "its group"
-        remedy = f"Make a folder of yours inside it (`mkdir -m 755 {real}/NAME`)" if mode & stat.S_ISVTX else (
-            f"Run `chmod go-w {real}`"
+        remedy = (
+            f"Make a folder of yours inside it (`mkdir -m 755 {real}/NAME`)"
+            if mode & stat.S_ISVTX
+            else (f"Run `chmod go-w {real}`")
         )
         raise refuse(f"{who} can write to it (mode {mode:o})", f"{remedy}, or {fix}")
     if bad := _unsafe_on_the_way(real):
@@ -191,6 +265,12 @@ def results_folder(path: str | os.PathLike[str]) -> Path:
             f"Remove what you did not make from {real}, or {fix}",
         )
     return folder
+
+
+def results_for_writing(override: str | os.PathLike[str] | None = None) -> Path:
+    """:func:`results_dir`, checked as a folder results may be written into (:func:`results_folder`): what every
+    writer of a table, figure, units file or run log asks for."""
+    return results_folder(results_dir(override))
 
 
 def _umask() -> int:

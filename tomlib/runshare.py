@@ -3,19 +3,20 @@ deletes when it ends (:data:`ENV_SHARED`). Each kind of thing has its own part o
 :mod:`tomlib.experiments.adaptive_tom._played`; ``claims``: claims judged, :mod:`tomlib.claims._memo`).
 
 What is read from it is unpickled, so the folder must be one no other user can change
-(:func:`tomlib.paths.private_dir`): another user who could write there would decide what runs here. Unset, nothing is
+(:func:`tomlib.paths.private_dir`): another user who could write there would decide what runs here. The folder is
+checked again at every use, not once per process (a folder swapped in after a first check is refused), and a file is
+opened without following links and read only when this user owns it and no one else can write it. Unset, nothing is
 shared: each process keeps its own.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import pickle
 import tempfile
 from pathlib import Path
 
-from tomlib.paths import private_dir
+from tomlib.paths import private_dir, read_own
 
 ENV_SHARED = "TOMLIB_SHARED"
 """The run's shared folder, set by the runner for its kernels."""
@@ -25,12 +26,7 @@ def folder(part: str) -> Path | None:
     """``part`` of :data:`ENV_SHARED` as a folder no other user can change (made when missing); None when unset. A
     folder that is not private raises a one-line error naming the fix."""
     root = os.environ.get(ENV_SHARED)
-    return _private(root, part) if root else None
-
-
-@functools.lru_cache(maxsize=8)
-def _private(root: str, part: str) -> Path:
-    return private_dir(private_dir(root) / part)
+    return private_dir(private_dir(root) / part) if root else None  # at every use: a few lstat calls
 
 
 def files(part: str, pattern: str) -> list[Path]:
@@ -40,11 +36,16 @@ def files(part: str, pattern: str) -> list[Path]:
 
 
 def load(path: Path) -> object | None:
-    """The object a kernel of this run left at ``path``; None when it cannot be read (then the work is done here)."""
+    """The object a kernel of this run left at ``path``; None when it cannot be read (then the work is done here).
+    The folder holding it is checked again first (:func:`tomlib.paths.private_dir`, which raises when it is no longer
+    private), and a file that is a link, or that another user owns or can write, is not read."""
+    private_dir(path.parent)
+    raw = read_own(path)
+    if raw is None:
+        return None
     try:
-        with path.open("rb") as fh:
-            return pickle.load(fh)  # written by this run's kernels, in a folder only this user can write
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return pickle.loads(raw)  # written by this run's kernels, in a folder only this user can write
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
         return None
 
 

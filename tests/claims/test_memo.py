@@ -111,7 +111,7 @@ def test_a_shared_folder_other_users_can_write_is_refused(monkeypatch: pytest.Mo
     folder.mkdir()
     folder.chmod(0o777)  # what is read from it is unpickled: no one else may put files there
     monkeypatch.setenv(ENV_SHARED, str(folder))
-    with pytest.raises(UsageError, match=r"Refusing .* writable by others"):
+    with pytest.raises(UsageError, match=r"Refusing .* any user can write to it"):
         judge(tmp_path, ["adaptive_tom"])
 
 

@@ -185,5 +185,5 @@ def test_a_folder_other_users_can_write_is_refused(monkeypatch: pytest.MonkeyPat
     shared.chmod(0o777)  # what is read from it is unpickled: no one else may put files there
     monkeypatch.setenv(ENV_SHARED, str(shared))
     at_ = _played.key(at.load_task("overcooked"), ("ToM-0", "Greedy"), Setup(), 42, "overcooked:ToM-0 vs Greedy", 2)
-    with pytest.raises(UsageError, match=r"Refusing .* writable by others .*chmod go-w"):
+    with pytest.raises(UsageError, match=r"Refusing .* any user can write to it .*chmod go-w"):
         _played.recall(at_, 0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import stat
 import subprocess
@@ -80,8 +81,8 @@ def _in_open_parent(tmp: Path) -> Path:
     [
         (_symlink, "symbolic link"),
         (_file, "not a folder"),
-        (_writable(0o777), "writable by others"),
-        (_writable(0o770), "writable by its group"),
+        (_writable(0o777), "any user can write to it"),
+        (_writable(0o770), "its group can write to it"),
         (_in_open_parent, "any user can write"),
     ],
     ids=["symlink", "file", "world-writable", "group-writable", "in-a-world-writable-folder"],
@@ -196,6 +197,152 @@ def test_as_nobody_the_helper_makes_its_own_folders_and_refuses_another_users(no
     assert "belongs to uid 0" in seen["roots"] and "belongs to uid 0" in seen["roots-open"]
     assert seen["project"] == "/tmp"  # root's .tomlib, open to all, is not used; a fresh folder in sticky /tmp is
     assert seen["runtime"] == str(nobody_home / "run" / "tomlib")
+
+
+# -- every folder above it, at every use ------------------------------------------------------------------------------
+
+ATTACKER = 4242  # another local user (a uid of no one here: only root can give it a folder)
+
+
+def _theirs(path: Path, mode: int = 0o755) -> Path:
+    path.mkdir()
+    os.chown(path, ATTACKER, ATTACKER)
+    path.chmod(mode)
+    return path
+
+
+@as_root
+@pytest.mark.parametrize("mode", [0o755, 0o1777], ids=["755", "1777-sticky"])
+def test_a_private_dir_refuses_a_parent_another_user_owns(tmp_path: Path, mode: int) -> None:
+    """The owner of a folder may rename anything in it, sticky bit or not: our folder inside it is theirs to swap."""
+    mine = _theirs(tmp_path / "theirs", mode) / "mine"
+    mine.mkdir(mode=0o700)
+    with pytest.raises(UsageError, match=f"inside {tmp_path / 'theirs'}, and it belongs to uid {ATTACKER}"):
+        private_dir(mine)
+
+
+def test_a_private_dir_refuses_a_parent_its_group_can_write(tmp_path: Path) -> None:
+    (tmp_path / "group").mkdir()
+    (tmp_path / "group").chmod(0o775)
+    (tmp_path / "group" / "mine").mkdir(mode=0o700)
+    with pytest.raises(UsageError, match="its group can write to it"):
+        private_dir(tmp_path / "group" / "mine")
+    (tmp_path / "group").chmod(0o1775)  # with the sticky bit, only our folder's owner (and root) may rename it
+    assert private_dir(tmp_path / "group" / "mine") == tmp_path / "group" / "mine"
+
+
+class _Planted:
+    """A pickle that, when loaded, leaves a file: what another user would plant in a shared folder."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (open, (self.marker, "w"))  # loading it opens (creates) the marker file
+
+
+def test_the_run_share_checks_its_folder_at_every_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder that was private when first used, and opened to others since (or swapped by a user who could), is
+    refused before anything in it is unpickled."""
+    from tomlib import runshare
+
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    monkeypatch.setenv(runshare.ENV_SHARED, str(run / "shared"))
+    runshare.put("claims", "ok.pickle", {"fine": 1})
+    [ok] = runshare.files("claims", "*.pickle")
+    assert runshare.load(ok) == {"fine": 1}
+    marker = tmp_path / "ran"
+    with (run / "shared" / "claims" / "evil.pickle").open("wb") as fh:
+        pickle.dump(_Planted(str(marker)), fh)
+    run.chmod(0o777)  # now any user could have swapped the folder in it
+    with pytest.raises(UsageError, match="any user can write to it"):
+        runshare.files("claims", "*.pickle")
+    with pytest.raises(UsageError, match="any user can write to it"):
+        runshare.load(run / "shared" / "claims" / "evil.pickle")
+    assert not marker.exists()
+
+
+def test_the_run_share_reads_no_link_and_no_file_of_another_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tomlib import runshare
+
+    monkeypatch.setenv(runshare.ENV_SHARED, str(tmp_path / "shared"))
+    runshare.put("played", "real.pickle", [1, 2])
+    part = runshare.folder("played")
+    assert part is not None
+    (part / "link.pickle").symlink_to(part / "real.pickle")
+    assert runshare.load(part / "link.pickle") is None  # a link is not followed
+    (part / "real.pickle").chmod(0o666)
+    assert runshare.load(part / "real.pickle") is None  # a file others can write is not read
+    if CAN_DROP:
+        (part / "real.pickle").chmod(0o600)
+        os.chown(part / "real.pickle", ATTACKER, ATTACKER)
+        assert runshare.load(part / "real.pickle") is None  # nor one another user owns
+
+
+RUNSHARE_DRIVER = """
+import json, os, pickle, sys
+from tomlib.errors import UsageError
+from tomlib import runshare
+from tomlib.paths import private_dir
+home = sys.argv[1]
+out = {}
+try:
+    private_dir(os.path.join(home, "theirs", "mine"))
+    out["in-theirs"] = "used"
+except UsageError as exc:
+    out["in-theirs"] = str(exc)
+run = os.path.join(home, "run")
+os.mkdir(run, 0o700)
+os.environ[runshare.ENV_SHARED] = os.path.join(run, "shared")
+runshare.put("claims", "ok.pickle", 1)
+out["first"] = [runshare.load(p) for p in runshare.files("claims", "*.pickle")]
+marker = os.path.join(home, "ran")
+with open(os.path.join(run, "shared", "claims", "evil.pickle"), "wb") as fh:
+    fh.write(sys.stdin.buffer.read())
+os.chmod(run, 0o777)
+try:
+    out["second"] = [runshare.load(p) for p in runshare.files("claims", "*.pickle")]
+except UsageError as exc:
+    out["second"] = str(exc)
+out["ran"] = os.path.exists(marker)
+print(json.dumps(out))
+"""
+
+
+@as_root
+def test_as_nobody_the_run_share_refuses_folders_another_user_can_change(nobody_home: Path) -> None:
+    """The victim is ``nobody``: its folder inside another user's (755) is refused, and its run's shared folder is
+    checked again before each load, so a pickle planted after the folder was opened to others never runs."""
+    python = "/usr/bin/python3.11" if os.access("/usr/bin/python3.11", os.X_OK) else None
+    if python is None:
+        pytest.skip("no Python that nobody can run")
+    copy = Path(tempfile.mkdtemp(prefix="tomlib-runshare-as-nobody-"))
+    try:
+        shutil.copytree(ROOT / "tomlib", copy / "tomlib", ignore=shutil.ignore_patterns("__pycache__"))
+        for p in [copy, *copy.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        mine = _theirs(nobody_home / "theirs") / "mine"
+        mine.mkdir(mode=0o700)
+        os.chown(mine, NOBODY, NOBODY)
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+        planted = pickle.dumps(_Planted(str(nobody_home / "ran")))
+        out = subprocess.run(
+            [*AS_NOBODY, python, "-c", RUNSHARE_DRIVER, str(nobody_home)],
+            input=planted,
+            capture_output=True,
+            env=env,
+            timeout=60,
+        )
+        assert out.returncode == 0, out.stderr.decode()
+        seen = json.loads(out.stdout)
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    assert f"belongs to uid {ATTACKER}" in seen["in-theirs"], seen
+    assert seen["first"] == [1]
+    assert "any user can write to it" in seen["second"] and seen["ran"] is False, seen
 
 
 # -- the cluster -----------------------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """Exact optima, computed once per (rules, unit, encoding) and kept: a later request with the same parameters is
 answered from disk. Committed optima live in ``data/asp_optima/`` (so a class's "change the rule and rerun" is
-instant offline); new ones are written to ``.tomlib/asp_optima/`` beside the response store."""
+instant offline); new ones are written to ``.tomlib/asp_optima/`` beside the response store. An optimum read from
+there decides a verdict, so that folder must be this user's alone (:func:`tomlib.paths.private_dir`) and a file in it
+is read only when this user wrote it (:func:`tomlib.paths.read_own`)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tomlib.envs.city import Action, CityParams
-from tomlib.paths import data_dir, store_path
+from tomlib.paths import data_dir, private_dir, read_own, store_path, write_atomic
 
 FOLDER = "asp_optima"
 
@@ -26,24 +28,27 @@ def cache_dirs() -> list[Path]:
     return [data_dir() / FOLDER, store_path().parent / FOLDER]
 
 
+def _own_folder() -> Path:
+    return private_dir(cache_dirs()[-1], parents=True, instead="set TOMLIB_STORE to a file in a folder of yours")
+
+
 def load_optimum(key: str) -> dict[str, Any] | None:
-    for folder in cache_dirs():
+    committed, own = cache_dirs()
+    for folder in (committed, own):
         path = folder / f"{key}.json"
-        if path.exists():
-            try:
-                return dict(json.loads(path.read_text()))
-            except (OSError, ValueError):
-                continue  # a damaged file is recomputed and rewritten
+        if not path.exists():
+            continue
+        raw = path.read_bytes() if folder == committed else read_own(_own_folder() / path.name)
+        try:
+            return dict(json.loads(raw)) if raw is not None else None
+        except (TypeError, ValueError):
+            continue  # a damaged file is recomputed and rewritten
     return None
 
 
 def save_optimum(key: str, record: dict[str, Any]) -> Path:
-    folder = cache_dirs()[-1]
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{key}.json"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=1, sort_keys=True))
-    tmp.replace(path)
+    path = _own_folder() / f"{key}.json"
+    write_atomic(path, json.dumps(record, indent=1, sort_keys=True), mode=0o600)
     return path
 
 

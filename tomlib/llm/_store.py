@@ -11,6 +11,7 @@ they are and rewritten by :meth:`ResponseStore.compact` (``tomlib cache compact`
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
 import hashlib
@@ -20,6 +21,7 @@ import logging
 import os
 import re
 import sqlite3
+import stat
 import threading
 import time
 import warnings
@@ -27,6 +29,8 @@ import zlib
 from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
+
+import zstandard
 
 from tomlib.llm._codec import (
     Codec,
@@ -39,7 +43,7 @@ from tomlib.llm._codec import (
 )
 from tomlib.llm._errors import StoreError, TranscriptError
 from tomlib.llm._request import canonical_json, request_key, sample_key_from_json
-from tomlib.paths import store_path
+from tomlib.paths import private_dir, private_file, read_own, store_path, write_atomic
 from tomlib.redact import Redactor
 
 log = logging.getLogger("tomlib.llm")
@@ -125,12 +129,38 @@ def _damaged(path: Path, exc: Exception) -> StoreError:
     )
 
 
+MOVE_STORE = (
+    "set TOMLIB_STORE to a file in a folder of yours (`mkdir -m 700 ~/tomlib-store`, then "
+    "TOMLIB_STORE=~/tomlib-store/responses.sqlite)"
+)
+"""The way out when a store's folder or file is not this user's alone."""
+
+
+def _read_spooled(path: Path) -> dict[str, Any] | None:
+    """A spooled record, from a file this user owns and no one else can write (:func:`tomlib.paths.read_own`); None
+    otherwise (a torn write of a dead process, another's drain got there first, or not this user's)."""
+    raw = read_own(path)
+    try:
+        rec = json.loads(raw) if raw is not None else None
+    except ValueError:
+        return None
+    return rec if isinstance(rec, dict) and rec.get("key") == path.stem else None
+
+
 class ResponseStore:
-    """Model responses keyed by :func:`tomlib.llm._request.request_key`."""
+    """Model responses keyed by :func:`tomlib.llm._request.request_key`.
+
+    The store holds every prompt and reply, and what it returns becomes a notebook's model output, so it lives in a
+    folder only this user can change (:func:`tomlib.paths.private_dir`) and its file is this user's alone (mode 600),
+    as is its spool folder; anything else is refused in one line naming the fix."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, lock_wait_s: float = 10.0) -> None:
         self.path = Path(path) if path else store_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(self.path, instead=MOVE_STORE)
+        for side in (f"{self.path}-wal", f"{self.path}-shm"):  # SQLite's own files take the store's mode when made
+            with contextlib.suppress(OSError):
+                if (st := os.lstat(side)).st_uid == os.geteuid() and stat.S_ISREG(st.st_mode) and st.st_mode & 0o077:
+                    os.chmod(side, stat.S_IMODE(st.st_mode) & 0o700)
         self.lock_wait_s = lock_wait_s
         self.spool_dir = self.path.with_name(self.path.name + ".spool")
         self.transcript_problems: dict[str, str] = {}
@@ -192,19 +222,28 @@ class ResponseStore:
             )
             self._stored.add(i)
 
-    def _decode(self, value: str | bytes) -> Any:
-        """A stored value as JSON; a dictionary another process added since this one opened is loaded first."""
+    def _decode(self, value: str | bytes, key: str = "") -> Any:
+        """A stored value as JSON; a dictionary another process added since this one opened is loaded first. A value
+        that is not one (a row written by something else, or damaged) raises :class:`StoreError` naming the key."""
         try:
-            return json.loads(self._codec.decode(value))
-        except KeyError:
-            self._codec = self._load_codec()
-        try:
-            return json.loads(self._codec.decode(value))
-        except KeyError:
+            try:
+                return json.loads(self._codec.decode(value))
+            except KeyError:
+                self._codec = self._load_codec()
+            try:
+                return json.loads(self._codec.decode(value))
+            except KeyError:
+                raise StoreError(
+                    f"A response in the store {self.path} was compressed with dictionary {dict_id_of(value)}, which "
+                    "the store does not hold (it was copied between stores row by row?). Export what it can read and "
+                    "import it into a new store (`.venv/bin/tomlib cache export` / `cache import`)."
+                ) from None
+        except (ValueError, zstandard.ZstdError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+            which = f"key {key}" if key else "a row"
             raise StoreError(
-                f"A response in the store {self.path} was compressed with dictionary {dict_id_of(value)}, which the "
-                "store does not hold (it was copied between stores row by row?). Export what it can read and import it "
-                "into a new store (`.venv/bin/tomlib cache export` / `cache import`)."
+                f"The response store {self.path} holds a row it cannot read ({which}: {type(exc).__name__}). "
+                f"Delete it (`sqlite3 {self.path} \"DELETE FROM responses WHERE key = '{key or 'KEY'}'\"`) so the "
+                "call is made or replayed again, or move the store aside to start a new one."
             ) from None
 
     def _conn(self) -> sqlite3.Connection:
@@ -232,15 +271,14 @@ class ResponseStore:
         """The stored response for ``key`` (or one spooled while the store was locked), or None."""
         row = self._query("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         if row:
-            return self._decode(row[0])
+            return self._decode(row[0], key)
         if key in self._spooled:
             return self._spooled[key]["response"]
         spooled = self.spool_dir / f"{key}.json"
         if spooled.exists():  # spooled by a process that died before it could write it
-            try:
-                return json.loads(spooled.read_text(encoding="utf-8"))["response"]
-            except (OSError, ValueError, KeyError):
-                return None
+            self._private_spool()
+            rec = _read_spooled(spooled)
+            return rec.get("response") if rec is not None else None
         return None
 
     def _insert(self, key: str, request: dict[str, Any], response: dict[str, Any], replace: bool) -> None:
@@ -290,12 +328,14 @@ class ResponseStore:
 
     # -- the spool: answered replies waiting for a locked store -----------------------------------
 
+    def _private_spool(self) -> Path:
+        """The spool folder, made or checked as this user's alone at every use: what is in it becomes replies."""
+        return private_dir(self.spool_dir, instead=MOVE_STORE)
+
     def _spool(self, key: str, request: dict[str, Any], response: dict[str, Any], replace: bool) -> None:
-        self.spool_dir.mkdir(parents=True, exist_ok=True)
+        spool = self._private_spool()
         rec = {"key": key, "request": request, "response": response, "replace": replace}
-        tmp = self.spool_dir / f".{key}.tmp"
-        tmp.write_text(scrub_surrogates(canonical_json(rec)), encoding="utf-8")
-        os.replace(tmp, self.spool_dir / f"{key}.json")
+        write_atomic(spool / f"{key}.json", scrub_surrogates(canonical_json(rec)), mode=0o600)
         with self._spool_lock:
             self._spooled[key] = rec
         log.warning(
@@ -309,19 +349,21 @@ class ResponseStore:
 
     def drain_spool(self) -> int:
         """Write spooled replies into the store; returns how many. Leaves them spooled while still locked."""
-        if not self.spool_dir.is_dir():
+        if not os.path.lexists(self.spool_dir):
             return 0
         done = 0
-        for path in sorted(self.spool_dir.glob("*.json")):
+        for path in sorted(self._private_spool().glob("*.json")):
+            rec = _read_spooled(path)
+            if rec is None:
+                continue  # another process drained it first, a torn write of a dead process, or not ours
             try:
-                rec = json.loads(path.read_text(encoding="utf-8"))
                 self._insert(rec["key"], rec["request"], rec["response"], bool(rec.get("replace")))
             except sqlite3.OperationalError as exc:
                 if _locked(exc):
                     return done
                 raise
-            except (OSError, ValueError, KeyError):
-                continue  # another process drained it first, or a torn write of a dead process
+            except (KeyError, TypeError, AttributeError):
+                continue
             path.unlink(missing_ok=True)
             with self._spool_lock:
                 self._spooled.pop(rec["key"], None)
@@ -408,7 +450,7 @@ class ResponseStore:
         this Unix time)."""
         clause, args = self._select(experiment, model, None, since)
         for key, req, resp in self._query(f"SELECT key, request, response FROM responses{clause} ORDER BY key", args):
-            yield {"key": key, "request": self._decode(req), "response": self._decode(resp)}
+            yield {"key": key, "request": self._decode(req, key), "response": self._decode(resp, key)}
 
     # -- transcripts ------------------------------------------------------------------------------
 
@@ -559,7 +601,7 @@ class ResponseStore:
                     conn.execute(
                         "UPDATE responses SET request = ?, response = ?, prompt_tokens = ?, completion_tokens = ? "
                         "WHERE key = ?",
-                        (*self._encoded(experiment, self._decode(req), self._decode(resp)), key),
+                        (*self._encoded(experiment, self._decode(req, key), self._decode(resp, key)), key),
                     )
                     rewritten += 1
                 conn.execute("COMMIT")

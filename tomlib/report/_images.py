@@ -14,6 +14,8 @@ import io
 from pathlib import Path
 from typing import Any
 
+from tomlib.paths import write_atomic
+
 PNG_COLORS = 256
 """Palette of a notebook's inline plots once executed (the explorer's summary strip uses 64)."""
 
@@ -40,7 +42,7 @@ def save_png(fig: Any, path: Path, **savefig: Any) -> None:
     """``fig`` written to ``path`` as a palette PNG (:func:`small_png`); ``savefig``: matplotlib's options."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", **savefig)
-    path.write_bytes(small_png(buf.getvalue()))
+    write_atomic(path, small_png(buf.getvalue()))
 
 
 def _shrink_outputs(outputs: list[Any]) -> int:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from tomlib.paths import results_dir
+from tomlib.paths import results_for_writing
 from tomlib.report._images import save_png
 
 if TYPE_CHECKING:
@@ -200,7 +200,7 @@ def save_figure(fig: Figure, name: str, results: str | os.PathLike[str] | None =
     that covers a title, a label or data is moved off it first (:func:`tidy_legends`), in the notebook's figure too."""
     if not name or "/" in name or name.endswith(".png"):
         raise ValueError(f"figure name must be a bare name like 'adaptive_tom.fig3', got {name!r}")
-    out = results_dir(results) / "figures" / f"{name}.png"
+    out = results_for_writing(results) / "figures" / f"{name}.png"
     out.parent.mkdir(parents=True, exist_ok=True)
     tidy_legends(fig)
     save_png(fig, out, dpi=120, bbox_inches="tight")  # with a palette: the same picture at about a third

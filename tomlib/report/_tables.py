@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tomlib.paths import data_dir, results_dir
+from tomlib.paths import data_dir, results_dir, results_for_writing, write_atomic
 
 PAPER_IDS = ("coalition", "adaptive_tom", "tom_ib")
 HEAD = ["paper_id", "table_id"]
@@ -156,13 +156,13 @@ def write_table(df: pd.DataFrame, results: str | os.PathLike[str] | None = None)
     if "paper_value" not in df.columns:
         df = attach_paper_values(df.assign(paper_value=np.nan))
     validate_results(df)
-    out_dir = results_dir(results) / "tables"
+    out_dir = results_for_writing(results) / "tables"
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for (paper_id, table_id), part in df.groupby(["paper_id", "table_id"], sort=True):
         path = out_dir / f"{paper_id}.{table_id}.csv"
         empty = [c for c in condition_columns(part) if part[c].isna().all()]
-        order_columns(part.drop(columns=empty)).to_csv(path, index=False)
+        write_atomic(path, order_columns(part.drop(columns=empty)).to_csv(index=False))
         paths.append(path)
     _note_written([p.name[: -len(".csv")] for p in paths])
     return paths

@@ -30,7 +30,7 @@ from typing import Any
 
 from tomlib.errors import UsageError
 from tomlib.llm._budget import ENV_ESTIMATES, ENV_LEDGER, ENV_SPEND_TO_BUDGET
-from tomlib.paths import environ, scratch_base, store_path
+from tomlib.paths import environ, scratch_base, store_path, write_atomic
 from tomlib.report._tables import ENV_TABLES_MANIFEST
 from tomlib.runner import _kernels
 from tomlib.runner._papermill import execute_one, kernel_name, skip_iri_grammars
@@ -129,7 +129,7 @@ def write_token(folder: Path) -> tuple[str, str]:
     folder.mkdir(parents=True, exist_ok=True)
     content = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex}"
     path = folder / ".tomlib-driver-token"
-    path.write_text(content)
+    write_atomic(path, content)
     return str(path), content
 
 
@@ -332,7 +332,7 @@ def receive(task: NotebookTask, outcome: TaskOutcome) -> None:
                 if data is None or not target.resolve().is_relative_to(base.resolve()):
                     continue  # nothing from a worker is written outside the run's folders
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data.read())
+                write_atomic(target, data.read())
     if outcome.responses:
         store = ResponseStore()
         try:

@@ -19,7 +19,17 @@ from typing import Any
 from tomlib.errors import UsageError, did_you_mean
 from tomlib.llm import Budget, read_ledger
 from tomlib.llm._budget import ENV_LEDGER, ENV_MAX_TOKENS, ENV_MAX_USD, ENV_SPEND_TO_BUDGET
-from tomlib.paths import configs_dir, data_dir, environ, portable, project_root, results_dir, webdeps_dir
+from tomlib.paths import (
+    configs_dir,
+    data_dir,
+    environ,
+    portable,
+    project_root,
+    results_dir,
+    results_folder,
+    webdeps_dir,
+    write_atomic,
+)
 from tomlib.redact import redact_text
 from tomlib.runner._cluster import (
     NotebookTask,
@@ -288,7 +298,7 @@ def export_html(notebook: Path) -> Path:
     body = body.replace("</head>", hide + "</head>", 1)
     body = shared_styles(body, notebook.parent)
     out = notebook.with_suffix(".html")
-    out.write_text(portable(redact_text(body)), encoding="utf-8")
+    write_atomic(out, portable(redact_text(body)))
     return out
 
 
@@ -310,21 +320,21 @@ def shared_styles(body: str, folder: Path) -> str:
         target = folder / STYLES_DIR / name
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{name}.{os.getpid()}.tmp")
-            tmp.write_text(css, encoding="utf-8")
-            tmp.replace(target)  # whole or absent, when two kernels export at once
+            write_atomic(target, css)  # whole or absent, when two kernels export at once
         return f'<link rel="stylesheet" href="{STYLES_DIR}/{name}">'
 
     return _STYLE.sub(link, body)
 
 
-def check_writable(directory: Path) -> None:
-    """Fail early, in one line, when results cannot be written."""
+def check_writable(directory: Path, results: Path) -> None:
+    """Fail early, in one line, when ``directory`` (in the results folder ``results``) cannot be written, or when the
+    results folder is one where another user could plant links (:func:`tomlib.paths.results_folder`)."""
+    results_folder(results)
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        probe = directory / f".write-test-{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
+        fd = os.open(directory / f".write-test-{os.getpid()}", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW)
+        os.close(fd)
+        os.unlink(directory / f".write-test-{os.getpid()}")
     except OSError as exc:
         raise UsageError(
             f"The results directory {directory} is not writable ({exc.strerror or exc}); choose another with "
@@ -341,7 +351,7 @@ def budget_env(budget: Budget | None, results: Path, spend_to_budget: bool = Fal
         return
     ledger = results / "budget" / f"spend-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.jsonl"
     ledger.parent.mkdir(parents=True, exist_ok=True)
-    ledger.touch()
+    write_atomic(ledger, b"")
     env = {
         ENV_MAX_TOKENS: str(budget.max_tokens) if budget.max_tokens is not None else "",
         ENV_MAX_USD: str(budget.max_usd) if budget.max_usd is not None else "",
@@ -410,7 +420,7 @@ def run_notebooks(
     budget = budget or prof.budget
     res = results_for_run(names, directory, results)
     out_dir = res / "notebooks"
-    check_writable(out_dir)
+    check_writable(out_dir, res)
     remove_stale_attempts(res)  # half-executed notebooks of an interrupted run: nothing can finish them now
     books = [nb for nb in find_notebooks(names, directory) if names or nb.stem not in prof.skip]
     check_overrides(books, overrides or {})
@@ -501,7 +511,7 @@ def write_table_runs(tables: Iterable[str], stamp: dict[str, Any], results: Path
     for name in tables:
         path = results / "tables" / f"{name}.run.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(portable(redact_text(json.dumps(record, indent=1, default=str))))
+        write_atomic(path, portable(redact_text(json.dumps(record, indent=1, default=str))))
 
 
 def _run_plan(
@@ -572,7 +582,7 @@ def _run_plan(
                 good = last_good(p.previous)
                 if status != "ok" and good:
                     stamp["last_ok"] = good
-                p.stamp.write_text(portable(redact_text(json.dumps(stamp, indent=1, default=str))))
+                write_atomic(p.stamp, portable(redact_text(json.dumps(stamp, indent=1, default=str))))
                 write_table_runs(outcome.tables, stamp, p.stamp.parent.parent)
                 p.result = result
                 bar.done(task.key, status, outcome.seconds, error)

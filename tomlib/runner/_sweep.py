@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import itertools
 import json
 import os
@@ -14,6 +15,7 @@ from typing import Any
 
 from tomlib.errors import ConfigFileError, UsageError, closest, load_yaml
 from tomlib.llm import Budget
+from tomlib.paths import write_atomic
 from tomlib.redact import redact_text
 from tomlib.runner._execute import (
     budget_env,
@@ -119,14 +121,13 @@ def _read_index(path: Path) -> dict[str, dict[str, str]]:
 
 
 def _write_index(path: Path, rows: dict[str, dict[str, Any]], param_names: list[str]) -> None:
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=["run_id", *param_names, *INDEX_TAIL], extrasaction="ignore")
-        writer.writeheader()
-        for rid in sorted(rows):
-            row = rows[rid]
-            writer.writerow({**row, **{k: _beside(path.parent, row.get(k)) for k in ("output", "results_dir")}})
-    os.replace(tmp, path)
+    buf = io.StringIO(newline="")
+    writer = csv.DictWriter(buf, fieldnames=["run_id", *param_names, *INDEX_TAIL], extrasaction="ignore")
+    writer.writeheader()
+    for rid in sorted(rows):
+        row = rows[rid]
+        writer.writerow({**row, **{k: _beside(path.parent, row.get(k)) for k in ("output", "results_dir")}})
+    write_atomic(path, buf.getvalue())
 
 
 def _beside(folder: Path, where: Any) -> Any:
@@ -164,7 +165,8 @@ def write_results(sweep_dir: Path, rows: dict[str, dict[str, Any]], fixed: dict[
             }
             frames.append(table.assign(**{k: [v] * len(table) for k, v in meta.items()})[[*meta, *table.columns]])
     out = sweep_dir / "results.csv"
-    (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["run_id"])).to_csv(out, index=False)
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["run_id"])
+    write_atomic(out, table.to_csv(index=False))
     return out
 
 
@@ -222,7 +224,7 @@ def sweep(
         check_values(nb.stem, declared, {**fixed, **point}, f"Grid {grid_path}")
     res = results_for_run([str(nb)], None, results)  # a class folder's notebook: the class's results
     sweep_dir = res / "sweeps" / (name or f"{nb.stem}-{Path(grid_path).stem}")
-    check_writable(sweep_dir)
+    check_writable(sweep_dir, res)
     remove_stale_attempts(res)  # half-executed notebooks of an interrupted run or sweep
     index_path = sweep_dir / "index.csv"
     rows: dict[str, dict[str, Any]] = dict(_read_index(index_path))

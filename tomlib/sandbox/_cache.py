@@ -4,6 +4,10 @@ A check's outcome depends only on the program, the tests, the limits and the iso
 reaches the network passes only without it), so they (with the harness version) are the key. Only ``passed`` and
 ``failed`` outcomes are kept: a timeout can depend on the machine's load, and an ``error`` is the sandbox's own
 failure, so both are checked again next time.
+
+A cached ``passed`` is a verdict no check ran, so the cache lives where only this user can write (the response
+store's folder, :func:`tomlib.paths.private_dir`) in a file of this user's alone; one another user owns or could have
+written is refused (check keys can be predicted from a task's code, so a planted row would be found).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from tomlib.paths import store_path
+from tomlib.paths import private_file, store_path
 from tomlib.sandbox._run import CheckResult, Limits, check_many, isolation_available
 
 HARNESS_VERSION = "4"  # 4: the verdict out of the program's reach (a pass forged under 3 must not be reused)
@@ -37,7 +41,7 @@ class CheckCache:
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path else default_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(self.path, instead="set TOMLIB_STORE to a file in a folder of yours (the cache lives beside it)")
         with self._db() as db:
             db.execute("CREATE TABLE IF NOT EXISTS checks (key TEXT PRIMARY KEY, result TEXT NOT NULL)")
         self.hits = 0
