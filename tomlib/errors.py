@@ -22,6 +22,11 @@ class UsageError(TomlibError, ValueError):
     """A command or call that names something that does not exist or cannot work (a notebook, a parameter)."""
 
 
+class UnsafeLocation(UsageError):
+    """A folder or file another local user could change (own, write, or swap through a folder above it), refused
+    because what tomlib reads from it, or writes through it, would then be theirs to decide."""
+
+
 class ConfigFileError(UsageError):
     """A configuration file (profile, grid, models.yaml) that is missing, unreadable or of the wrong shape."""
 

@@ -118,17 +118,17 @@ def private_dir(
     (not a symbolic link), owned by this user, writable by no one else, and every folder above it owned by root or
     this user and writable by no one else (a folder anyone can write needs the sticky bit, as /tmp has). Anything
     else raises
-    :class:`~tomlib.errors.UsageError` (one line: the path, why, and the fix), because another user who can swap a
+    :class:`~tomlib.errors.UnsafeLocation` (one line: the path, why, and the fix), because another user who can swap a
     folder decides what runs from it. The check holds at the time of the call: call it again before each use.
     ``instead`` is the other way out the error offers (a setting that moves the folder).
     Stdlib only, so it works in any interpreter that can read ``tomlib/``."""
-    from tomlib.errors import UsageError
+    from tomlib.errors import UnsafeLocation, UsageError
 
     folder = Path(os.path.abspath(path))
     fix = f"or {instead}"
 
     def refuse(why: str, remedy: str) -> UsageError:
-        return UsageError(
+        return UnsafeLocation(
             f"Refusing {folder} as a private folder: {why}, so another user could change what tomlib runs from it. "
             f"{remedy}."
         )
@@ -143,8 +143,9 @@ def private_dir(
         except FileExistsError:
             pass
         except OSError as exc:
-            why = f"it cannot be made ({exc.strerror})"
-            raise refuse(why, f"Run from a checkout you can write to, {fix}") from None
+            raise UsageError(
+                f"Cannot make the folder {made} ({exc.strerror}). Run from a checkout you can write to, {fix}."
+            ) from None
     st = os.lstat(folder)
     if stat.S_ISLNK(st.st_mode):
         raise refuse("it is a symbolic link", f"Remove the link ({folder}), {fix}")
@@ -164,9 +165,9 @@ def private_file(path: str | os.PathLike[str], *, instead: str) -> Path:
     """``path`` as a file of this user's alone, in a folder no other user can change (:func:`private_dir`, made with
     its parents when missing): made empty with mode 600 when missing; an existing one must be a regular file (not a
     link) that this user owns, and loses any read or write bits of others (a store of every prompt and reply is read
-    by no one else). Anything else raises :class:`~tomlib.errors.UsageError` naming the fix (``instead``: the setting
+    by no one else). Anything else raises :class:`~tomlib.errors.UnsafeLocation` naming the fix (``instead``: the setting
     that moves it)."""
-    from tomlib.errors import UsageError
+    from tomlib.errors import UnsafeLocation
 
     target = Path(os.path.abspath(path))
     private_dir(target.parent, parents=True, instead=instead)
@@ -181,7 +182,7 @@ def private_file(path: str | os.PathLike[str], *, instead: str) -> Path:
             if not stat.S_ISREG(st.st_mode)
             else f"it belongs to uid {st.st_uid}, not to you (uid {os.geteuid()})"
         )
-        raise UsageError(
+        raise UnsafeLocation(
             f"Refusing {target}: {why}, so what tomlib reads from it may not be what it wrote. Remove it, or {instead}."
         )
     if stat.S_IMODE(st.st_mode) & 0o077:
@@ -209,17 +210,17 @@ def read_own(path: str | os.PathLike[str]) -> bytes | None:
 
 def results_folder(path: str | os.PathLike[str]) -> Path:
     """``path`` as a folder tomlib may write results into, made (with its missing parents) when missing. Refused in
-    one line naming the fix (:class:`~tomlib.errors.UsageError`) when another user owns it or can write to it, when
+    one line naming the fix (:class:`~tomlib.errors.UnsafeLocation`) when another user owns it or can write to it, when
     an entry in it belongs to another user, or when a folder above it could be changed by another user (see
     :func:`private_dir`): such a user could plant a link there and have a run overwrite a file of yours. Unlike a
     private folder it may be readable by others (and may be a link to a folder of yours)."""
-    from tomlib.errors import UsageError
+    from tomlib.errors import UnsafeLocation, UsageError
 
     folder = Path(os.path.abspath(path))
     fix = "choose a folder of yours with --results DIR (or TOMLIB_RESULTS)"
 
     def refuse(why: str, remedy: str) -> UsageError:
-        return UsageError(
+        return UnsafeLocation(
             f"Refusing {folder} as a results folder: {why}, so another user could plant links there that make a run "
             f"overwrite your files. {remedy}."
         )
@@ -238,7 +239,9 @@ def results_folder(path: str | os.PathLike[str]) -> Path:
         except FileExistsError:
             pass
         except OSError as exc:
-            raise refuse(f"it cannot be made ({exc.strerror})", f"Fix the permissions, or {fix}") from None
+            raise UsageError(
+                f"The results folder {made} cannot be made ({exc.strerror}). Fix the permissions, or {fix}."
+            ) from None
     real = Path(os.path.realpath(folder))
     st = os.stat(real)
     if not stat.S_ISDIR(st.st_mode):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests._other_users import ATTACKER, as_root
 from tomlib.envs import _kitchen
 
 GRID = ("XXPXX", "O1 2D", "XXSXX")  # three floor cells: the onions left, the dishes right, pot above, window below
@@ -115,3 +117,33 @@ def test_the_cache_key_covers_the_kitchen_and_the_model_source(
     edited.write_bytes(Path(_kitchen.__file__).read_bytes() + b"\n# a change to the model\n")
     monkeypatch.setattr(_kitchen, "__file__", str(edited))
     assert _kitchen._cache_path(GRID, START, COOK_TIME) != path
+
+
+@as_root
+def test_a_kitchen_another_user_left_in_the_cache_is_not_read(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A solved kitchen decides Table 3's cells: one planted by another user (here another kitchen's values, under the
+    name this one's would have) is solved again, never read."""
+    _kitchen._solved(GRID, START, COOK_TIME)
+    (path,) = cache.glob("kitchen-*.npz")
+    other = SOLVE(_kitchen.Kitchen(GRID, (1, 0, 0, 2, 0, 0, 0), COOK_TIME))
+    _kitchen._store(path, *other, _kitchen._solo(other[1]))
+    os.chown(path, ATTACKER, ATTACKER)
+    _kitchen._solved.cache_clear()
+    calls = _counting_solve(monkeypatch)
+    _same(_kitchen._solved(GRID, START, COOK_TIME), _fresh())
+    assert calls == [1]
+
+
+def test_a_cache_folder_others_can_write_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    open_folder = tmp_path / "open"
+    open_folder.mkdir()
+    open_folder.chmod(0o777)
+    monkeypatch.setenv("TOMLIB_CACHE", str(open_folder / "cache"))
+    _kitchen._solved.cache_clear()
+    try:
+        with pytest.warns(UserWarning, match="not cached: Refusing .* any user can write to it"):
+            _same(_kitchen._solved(GRID, START, COOK_TIME), _fresh())
+        assert not list(open_folder.rglob("*.npz"))
+    finally:
+        _kitchen._solved.cache_clear()
+        _kitchen.solo_steps.cache_clear()

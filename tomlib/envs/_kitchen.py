@@ -20,9 +20,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import io
 import itertools
 import os
 import tempfile
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -165,21 +167,34 @@ _ARRAYS = ("states", "nxt", "value", "solo0", "solo1")
 
 def _cache_path(grid: tuple[str, ...], start: State, cook_time: int) -> Path | None:
     """The cache file of a solved kitchen: named by a hash of the layout, start and cook time and of this module's
-    source, so a change to the model is never answered from an old file. None when the source cannot be read."""
-    from tomlib.paths import cache_dir
+    source, so a change to the model is never answered from an old file. None when the source cannot be read, or when
+    the cache folder is not this user's alone (a kitchen planted there would decide Table 3's cells): then the kitchen
+    is solved here, with a warning naming the fix."""
+    from tomlib.errors import UnsafeLocation, UsageError
+    from tomlib.paths import cache_dir, private_dir
 
     try:
         source = Path(__file__).read_bytes()
-    except OSError:
+        folder = private_dir(cache_dir(), parents=True, instead="set TOMLIB_CACHE to a folder of yours")
+    except UnsafeLocation as exc:
+        warnings.warn(f"The solved kitchen is not cached: {exc}", stacklevel=3)
+        return None
+    except (OSError, UsageError):  # a folder that cannot be made only costs the solve
         return None
     digest = hashlib.sha256(repr((tuple(grid), tuple(start), int(cook_time))).encode() + b"\0" + source)
-    return cache_dir() / f"kitchen-{digest.hexdigest()[:32]}.npz"
+    return folder / f"kitchen-{digest.hexdigest()[:32]}.npz"
 
 
 def _load(path: Path, start: State) -> tuple[dict[State, int], np.ndarray, np.ndarray, tuple[np.ndarray, ...]] | None:
-    """A solved kitchen from ``path``; None when it is missing, partial or does not fit ``start``."""
+    """A solved kitchen from ``path``; None when it is missing, partial, does not fit ``start``, or is not a file this
+    user wrote (:func:`tomlib.paths.read_own`)."""
+    from tomlib.paths import read_own
+
     try:
-        with np.load(path, allow_pickle=False) as z:
+        raw = read_own(path)
+        if raw is None:
+            return None
+        with np.load(io.BytesIO(raw), allow_pickle=False) as z:
             states, nxt, value, solo0, solo1 = (z[name] for name in _ARRAYS)
     except Exception:  # missing, truncated, not an npz, a key missing: solve again
         return None
