@@ -165,8 +165,8 @@ def private_file(path: str | os.PathLike[str], *, instead: str) -> Path:
     """``path`` as a file of this user's alone, in a folder no other user can change (:func:`private_dir`, made with
     its parents when missing): made empty with mode 600 when missing; an existing one must be a regular file (not a
     link) that this user owns, and loses any read or write bits of others (a store of every prompt and reply is read
-    by no one else). Anything else raises :class:`~tomlib.errors.UnsafeLocation` naming the fix (``instead``: the setting
-    that moves it)."""
+    by no one else). Anything else raises :class:`~tomlib.errors.UnsafeLocation` naming the fix (``instead``: the
+    setting that moves it)."""
     from tomlib.errors import UnsafeLocation
 
     target = Path(os.path.abspath(path))
