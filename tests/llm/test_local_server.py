@@ -119,17 +119,20 @@ def _rss_mb(pid: int) -> float:
 
 
 def _post_big(port: int, size: int, *, chunked: bool) -> tuple[int, int, float]:
-    """POST ``size`` bytes of JSON-ish body; (status, bytes the server let us send, seconds to the answer)."""
+    """POST a chat request of ``size`` bytes (one long prompt); (status, bytes sent, seconds to the answer)."""
     head = f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
     head += "Transfer-Encoding: chunked\r\n\r\n" if chunked else f"Content-Length: {size}\r\n\r\n"
+    prefix = json.dumps({"model": ALIAS, "max_tokens": 5, "messages": [{"role": "user", "content": ""}]})
+    prefix, suffix = prefix[:-4].encode(), prefix[-4:].encode()  # split inside the empty content: '"}]}'
+    pieces = [prefix, *[b"x " * (MB // 2)] * ((size - len(prefix) - len(suffix)) // MB), suffix]
+    pieces.insert(-1, b"x" * (size - sum(map(len, pieces))))
     sent = 0
     sock = socket.create_connection(("127.0.0.1", port), timeout=120)
 
     def send_body() -> None:
         nonlocal sent
-        piece = b"x" * MB
         with contextlib.suppress(OSError):  # the server answers 413 and closes while we still send
-            while sent < size:
+            for piece in pieces:
                 sock.sendall(b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece)
                 sent += len(piece)
             if chunked:
@@ -185,6 +188,7 @@ def test_no_one_can_bind_the_port_while_the_server_starts() -> None:
         while not done.is_set() and not won:
             won.extend(_squat(port))
             attempts[0] += 1
+            time.sleep(0.001)
 
     watcher = _watch_port(srv, done, squat)
     try:
@@ -200,7 +204,7 @@ def test_no_one_can_bind_the_port_while_the_server_starts() -> None:
 
 
 SQUATTER = r"""
-import json, signal, socket, sys, threading
+import json, signal, socket, sys, time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
 report = {"bound": False, "tries": 0, "prompts": []}
@@ -216,6 +220,7 @@ try:
             break
         except OSError:
             s.close()
+            time.sleep(0.001)
     report["bound"] = True
 
     class Handler(BaseHTTPRequestHandler):

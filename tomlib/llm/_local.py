@@ -15,6 +15,7 @@ import importlib.util
 import json
 import os
 import secrets
+import site
 import socket
 import subprocess
 import sys
@@ -57,10 +58,13 @@ def _bound_socket() -> socket.socket:
 
 
 def _launcher_env(key: bytes) -> dict[str, str]:
-    """The server's environment: the proof key, and this tomlib first on the path (the launcher is part of it)."""
+    """The server's environment: the proof key, and this tomlib first on the path (the launcher must be the same
+    version as this module), unless it is installed in site-packages, which must not go ahead of the stdlib."""
+    env = {**os.environ, KEY_ENV: key.hex()}
     root = str(Path(__file__).resolve().parents[2])
-    path = os.environ.get("PYTHONPATH")
-    return {**os.environ, KEY_ENV: key.hex(), "PYTHONPATH": os.pathsep.join([root, path]) if path else root}
+    if root not in {str(Path(p).resolve()) for p in site.getsitepackages()}:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    return env
 
 
 # the health check talks to 127.0.0.1 directly, whatever http_proxy says
