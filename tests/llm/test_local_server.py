@@ -95,11 +95,15 @@ def _watch_port(srv: LocalServer, until: threading.Event, on_port: Callable[[int
     return t
 
 
-def _request(port: int, method: str, path: str, headers: dict[str, str], body: bytes | None = None) -> tuple:
+def _request(
+    port: int, method: str, path: str, headers: dict[str, str], body: bytes | None = None, token: str = ""
+) -> tuple:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     try:
         if body is not None:
             headers = {"Content-Type": "application/json", **headers}
+        if token:
+            headers = {"Authorization": f"Bearer {token}", **headers}
         conn.request(method, path, body=body, headers=headers)
         r = conn.getresponse()
         return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
@@ -285,7 +289,7 @@ def test_a_squatter_run_as_nobody_never_gets_the_prompts(tmp_path: Path) -> None
             srv.start()
             import openai
 
-            client = openai.OpenAI(base_url=srv.base_url, api_key="none", max_retries=0, timeout=60)
+            client = openai.OpenAI(base_url=srv.base_url, api_key=srv.api_key, max_retries=0, timeout=60)
             reply = client.chat.completions.create(
                 model=ALIAS, messages=[{"role": "user", "content": "The secret prompt"}], max_tokens=5
             )
@@ -322,8 +326,20 @@ def test_a_request_for_another_host_is_refused(local: LocalServer, host: str) ->
 @pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "LOCALHOST:{port}"])
 def test_a_request_addressed_to_us_is_served(local: LocalServer, host: str) -> None:
     assert local.port is not None
-    status, _, body = _request(local.port, "GET", "/v1/models", {"Host": host.format(port=local.port)})
+    status, _, body = _request(
+        local.port, "GET", "/v1/models", {"Host": host.format(port=local.port)}, token=local.api_key
+    )
     assert status == 200 and json.loads(body)["data"][0]["id"] == ALIAS
+
+
+@pytest.mark.live_local
+@pytest.mark.parametrize("token", ["", "not-the-token"], ids=["none", "wrong"])
+def test_a_request_without_the_servers_token_is_refused(local: LocalServer, token: str) -> None:
+    """Another local user who finds the port cannot use the model: every request needs the per-start token."""
+    assert local.port is not None and len(local.api_key) == 64
+    host = {"Host": f"127.0.0.1:{local.port}"}
+    assert _request(local.port, "GET", "/v1/models", host, token=token)[0] == 401
+    assert _request(local.port, "POST", "/v1/chat/completions", host, _chat_body(), token=token)[0] == 401
 
 
 @pytest.mark.live_local
@@ -345,7 +361,7 @@ def test_a_cross_origin_request_is_refused_without_a_cors_echo(local: LocalServe
 def test_our_own_origin_is_served_and_no_cors_headers_are_sent(local: LocalServer) -> None:
     assert local.port is not None
     own = {"Host": f"127.0.0.1:{local.port}", "Origin": f"http://127.0.0.1:{local.port}"}
-    status, headers, _ = _request(local.port, "GET", "/v1/models", own)
+    status, headers, _ = _request(local.port, "GET", "/v1/models", own, token=local.api_key)
     assert status == 200 and not any(k.startswith("access-control-") for k in headers)
 
 
@@ -379,7 +395,7 @@ def test_a_50_mb_body_is_refused_without_reading_it(local: LocalServer, chunked:
     assert peak[0] - before < 50, f"the server's memory grew by {peak[0] - before:.0f} MB"
     # and it still serves
     status, _, body = _request(
-        local.port, "POST", "/v1/chat/completions", {"Host": f"127.0.0.1:{local.port}"}, _chat_body()
+        local.port, "POST", "/v1/chat/completions", {"Host": f"127.0.0.1:{local.port}"}, _chat_body(), local.api_key
     )
     assert status == 200, body
 
@@ -392,7 +408,8 @@ def test_a_body_at_the_limit_is_still_read(local: LocalServer) -> None:
     body = _chat_body("")
     body = body.replace(b'"content": ""', b'"content": "' + b"x" * (MAX_BODY_BYTES - len(body)) + b'"')
     assert len(body) == MAX_BODY_BYTES
-    status, _, answer = _request(local.port, "POST", "/v1/chat/completions", {"Host": f"127.0.0.1:{local.port}"}, body)
+    host = {"Host": f"127.0.0.1:{local.port}"}
+    status, _, answer = _request(local.port, "POST", "/v1/chat/completions", host, body, local.api_key)
     assert status == 400 and b"context" in answer
 
 

@@ -262,7 +262,7 @@ class ChatModel:
                     )
                     await asyncio.to_thread(server.start)  # other models keep running while it loads
                     self._server = server
-                    base_url = server.base_url
+                    base_url, api_key = server.base_url, server.api_key  # the server's own token
                 elif self.config.kind == "sim" and base_url is None:
                     from tomlib.sim import SimServer, SimSpec  # the simulated model, served in this process
 

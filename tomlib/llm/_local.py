@@ -27,7 +27,8 @@ import urllib.request
 from pathlib import Path
 
 from tomlib.llm._errors import LocalModelError
-from tomlib.llm._local_serve import CHALLENGE_HEADER, KEY_ENV, PROOF_HEADER, proof
+from tomlib.llm._local_serve import CHALLENGE_HEADER, KEY_ENV, PROOF_HEADER, client_key, proof
+from tomlib.redact import register_secret
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = (
@@ -91,6 +92,7 @@ class LocalServer:
         self.n_threads = n_threads or max(1, min(4, os.cpu_count() or 1))
         self.start_timeout_s = start_timeout_s
         self.port: int | None = None
+        self.api_key = ""  # the bearer token of the running server (a new one at each start)
         self._proc: subprocess.Popen[bytes] | None = None
         self._log_path: Path | None = None
         self._lock = threading.Lock()
@@ -117,6 +119,8 @@ class LocalServer:
             if importlib.util.find_spec("llama_cpp") is None:
                 raise LocalModelError(f"`llama-cpp-python` is not installed. {INSTALL_HINT}")
             key = secrets.token_bytes(32)
+            self.api_key = client_key(key)
+            register_secret(self.api_key)  # never in a log, a page or an error
             fd, log_name = tempfile.mkstemp(prefix="tomlib-llama-", suffix=".log")
             self._log_path = Path(log_name)
             with _bound_socket() as sock:
@@ -168,7 +172,8 @@ class LocalServer:
         """Whether our server answers on the port yet: False while it loads; an error if something else answers."""
         challenge = secrets.token_hex(16)
         request = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}/v1/models", headers={CHALLENGE_HEADER: challenge}
+            f"http://127.0.0.1:{self.port}/v1/models",
+            headers={CHALLENGE_HEADER: challenge, "Authorization": f"Bearer {self.api_key}"},
         )
         status = 0
         try:

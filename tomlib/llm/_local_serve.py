@@ -50,6 +50,12 @@ def proof(key: bytes, challenge: str) -> str:
     return hmac.new(key, challenge.encode(), hashlib.sha256).hexdigest()
 
 
+def client_key(key: bytes) -> str:
+    """The bearer token the server asks of every request (llama_cpp's ``api_key``), derived from the per-start
+    ``key``: only the process that started it can use it, not another local user who finds the port."""
+    return proof(key, "client")
+
+
 class _TooLarge(Exception):
     pass
 
@@ -164,7 +170,7 @@ def build_app(model: str, alias: str, *, port: int, n_ctx: int, n_threads: int, 
     from llama_cpp.server.settings import ModelSettings, ServerSettings
 
     app = create_app(
-        server_settings=ServerSettings(host="127.0.0.1", port=port),
+        server_settings=ServerSettings(host="127.0.0.1", port=port, api_key=client_key(key)),
         model_settings=[ModelSettings(model=model, model_alias=alias, n_ctx=n_ctx, n_threads=n_threads)],
     )
     # the middleware stack is built at the first request, so dropping it here takes effect
