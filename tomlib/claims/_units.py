@@ -19,7 +19,7 @@ import pandas as pd
 
 from tomlib.claims._registry import PAPERS
 from tomlib.errors import TomlibError
-from tomlib.paths import results_dir
+from tomlib.paths import results_dir, write_atomic
 from tomlib.redact import redact_text
 
 HEAD = ["paper_id", "table_id"]
@@ -70,10 +70,7 @@ def write_units(
             rows = pd.concat([old, rows], ignore_index=True).fillna("")
         tail = [*UNIT_TAIL, *([EXPECTED] if EXPECTED in rows.columns else [])]
         middle = [c for c in rows.columns if c not in HEAD + tail]
-        tmp = path.with_suffix(".tmp")
-        rows[[*HEAD, *middle, *tail]].to_csv(tmp, index=False)
-        tmp.write_text(redact_text(tmp.read_text(encoding="utf-8")), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, redact_text(rows[[*HEAD, *middle, *tail]].to_csv(index=False)))
         written.append(path)
     return written
 
