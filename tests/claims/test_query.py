@@ -226,3 +226,10 @@ def test_a_comparison_the_values_cannot_make_is_one_line() -> None:
 def test_parsing_is_kept_per_text() -> None:
     assert parse("n >= min_size") is parse("n >= min_size")
     assert parse("n >= min_size").columns == {"n", "min_size"}
+
+
+@pytest.mark.parametrize("levels", [100, 990, 100_000])
+def test_a_condition_nested_deeper_than_any_needs_is_refused_in_one_line(levels: int) -> None:
+    with pytest.raises(QueryError, match=r"nests deeper than a condition needs|is not a condition"):
+        mask("not " * levels + "n == 1", pd.DataFrame({"n": [1, 2]}))
+    assert mask("not " * 99 + "n == 1", pd.DataFrame({"n": [1, 2]})).tolist() == [False, True]

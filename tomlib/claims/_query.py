@@ -113,8 +113,25 @@ def parse(text: str) -> Query:
     except (ValueError, RecursionError, MemoryError):  # a NUL byte; nesting deeper than the parser goes
         raise QueryError(f"{text!r} is not a condition; {FIX}") from None
     names: set[str] = set()
-    condition = _Parser(text.strip(), names).condition(tree.body)
+    try:
+        condition = _Parser(text.strip(), names).condition(tree.body)
+    except RecursionError:
+        raise QueryError(f"{text!r} nests deeper than a condition needs; {FIX}") from None
+    if _depth(condition) > MAX_DEPTH:
+        raise QueryError(f"{text!r} nests deeper than a condition needs; {FIX}")
     return Query(text, condition, frozenset(names))
+
+
+MAX_DEPTH = 100
+"""The deepest nesting of and/or/not accepted (the registries' use 3; evaluation recurses once per level)."""
+
+
+def _depth(cond: Condition) -> int:
+    if isinstance(cond, Both | Either):
+        return 1 + max(_depth(p) for p in cond.parts)
+    if isinstance(cond, Negated):
+        return 1 + _depth(cond.part)
+    return 1
 
 
 def check(text: str) -> str:
