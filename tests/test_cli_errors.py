@@ -275,3 +275,168 @@ def test_a_pilot_folder_that_does_not_exist_is_refused(tmp_path: Path, capsys: p
     """A typo in --pilot used to plan nothing ("no pilot" for every claim) and end 0."""
     err = one_line_error(capsys, ["plan", "--model", "gpt-4o-mini", "--claims", "coalition", "--pilot", "results/smi"])
     assert "--pilot results/smi: no such folder" in err and "check the spelling" in err
+
+
+@pytest.fixture
+def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the claims registries that the command line reads in place of the checkout's."""
+    folder = tmp_path / "claims"
+    shutil.copytree(ROOT / "data" / "claims", folder)
+    monkeypatch.setattr("tomlib.claims._registry.claims_dir", lambda: folder)
+    monkeypatch.setattr("tomlib.claims._ahead.claims_dir", lambda: folder)
+    return folder
+
+
+def set_query(registry: Path, claim_id: str, field: str, text: str) -> int:
+    """Put ``text`` in ``field`` of ``claim_id``'s row; returns the row's line in the file."""
+    path = registry / f"{claim_id.split('.')[0]}.csv"
+    rows = pd.read_csv(path, dtype=str, keep_default_na=False)
+    at = int(rows.index[rows["claim_id"] == claim_id][0])
+    rows.loc[at, field] = text
+    rows.to_csv(path, index=False)
+    return at + 2
+
+
+def test_a_claims_query_that_is_code_is_refused_before_any_of_it_runs(
+    tmp_path: Path, registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A shared registry's row ran `@pd.io.common.os.system(...)` during `tomlib report`."""
+    make_pilot(tmp_path / "results", "llm:local", tasks=3, sd=1.0)
+    planted = tmp_path / "ran"
+    line = set_query(registry, PILOT_CLAIM, "a", f"tom_order == 2 and @pd.io.common.os.system('touch {planted}') == 0")
+    err = one_line_error(capsys, ["report"])
+    assert err.startswith(f"tomlib: error: {registry / 'coalition.csv'}:{line} ({PILOT_CLAIM}): a: ")
+    assert "'@' reaches Python names outside the units table" in err and "write a condition" in err
+    assert not planted.exists() and not (tmp_path / "results" / "REPORT.md").exists()
+
+
+def test_a_claims_query_naming_a_column_the_units_lack_is_one_line(
+    tmp_path: Path, registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make_pilot(tmp_path / "results", "llm:local", tasks=3, sd=1.0)
+    line = set_query(registry, PILOT_CLAIM, "a", "tom_ordr == 2")
+    err = one_line_error(capsys, ["report"])
+    assert err.startswith(f"tomlib: error: {registry / 'coalition.csv'}:{line} ({PILOT_CLAIM}): its a `tom_ordr == 2` ")
+    assert "which the units coalition.table1 lack (did you mean 'tom_order'?). Fix the query in the registry" in err
+    assert not (tmp_path / "results" / "REPORT.md").exists() and not (tmp_path / "results" / "claims.csv").exists()
+
+
+@pytest.mark.parametrize(
+    ("damage", "expected"),
+    [
+        ("drop value", "lacks the column value that every units table has (paper_id, table_id, metric, value, source)"),
+        ("drop metric", "lacks the column metric that every units table has"),
+        ("empty", "cannot be read as a units table (No columns to parse from file)"),
+        ("not utf-8", "cannot be read as a units table ('utf-8' codec can't decode byte 0xff"),
+    ],
+)
+def test_a_units_table_that_cannot_be_read_is_one_line_and_is_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str, expected: str
+) -> None:
+    make_pilot(tmp_path / "results", "llm:local", tasks=3, sd=1.0)
+    path = tmp_path / "results" / "units" / "coalition.table1.csv"
+    if damage.startswith("drop"):
+        pd.read_csv(path).drop(columns=[damage.split()[1]]).to_csv(path, index=False)
+    else:
+        path.write_bytes(b"" if damage == "empty" else b"\xff\xfe garbage\n")
+    kept = path.read_bytes()
+    err = one_line_error(capsys, ["report"])
+    assert err.startswith(f"tomlib: error: {path} ") and expected in err, err
+    assert f"Move it out of {path.parent} (the notebook that writes coalition.table1 then writes it anew)." in err
+    assert path.read_bytes() == kept and not (tmp_path / "results" / "REPORT.md").exists()
+
+
+def test_writing_units_beside_a_table_that_cannot_be_read_refuses_and_keeps_it(tmp_path: Path) -> None:
+    from tomlib.claims import write_units
+    from tomlib.claims._units import UnitsFileError
+
+    make_pilot(tmp_path / "results", "llm:local", tasks=3, sd=1.0)
+    path = tmp_path / "results" / "units" / "coalition.table1.csv"
+    rows = pd.read_csv(path)
+    rows.drop(columns=["value"]).to_csv(path, index=False)
+    kept = path.read_bytes()
+    with pytest.raises(UnitsFileError, match="lacks the column value"):
+        write_units(rows.assign(source="llm:other"), tmp_path / "results")
+    assert path.read_bytes() == kept
+
+
+@pytest.mark.parametrize(
+    ("out", "expected"),
+    [
+        ("a-file/plan.yaml", "{tmp}/a-file is a file, not a folder. Choose another --out FILE."),
+        ("a-file/deeper/plan.yaml", "{tmp}/a-file is a file, not a folder. Choose another --out FILE."),
+        ("a-folder", "it is a folder. Name a file in it, e.g. --out {tmp}/a-folder/plan.yaml."),
+    ],
+)
+def test_plan_out_where_no_file_can_be_written_is_one_line_and_touches_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], out: str, expected: str
+) -> None:
+    pilot = tmp_path / "pilot"
+    make_pilot(pilot, "llm:local", tasks=2, sd=3.0)
+    (tmp_path / "a-file").write_text("mine\n")
+    (tmp_path / "a-folder").mkdir()
+    argv = ["plan", "--model", "gpt-4o-mini", "--claims", PILOT_CLAIM, "--pilot", str(pilot), "--out"]
+    err = one_line_error(capsys, [*argv, str(tmp_path / out)])
+    assert err == f"tomlib: error: Cannot write the plan's profile to {tmp_path / out}: " + expected.format(
+        tmp=tmp_path
+    )
+    assert (tmp_path / "a-file").read_text() == "mine\n" and not any((tmp_path / "a-folder").iterdir())
+    assert main([*argv, str(tmp_path / "new" / "plan.yaml")]) == 0  # a folder that does not exist yet is made
+    assert "notebooks:" in (tmp_path / "new" / "plan.yaml").read_text()
+
+
+@pytest.fixture
+def webdeps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stand-in for the widget renderer ./reproduce.sh fetches (the page is not opened)."""
+    dist = tmp_path / "webdeps" / "html-manager" / "dist"
+    dist.mkdir(parents=True)
+    (dist / "embed.js").write_text("// stand-in\n")
+    monkeypatch.setenv("TOMLIB_WEBDEPS", str(tmp_path / "webdeps"))
+
+
+def _compressed_run(run_id: str) -> Path:
+    from tomlib.trace import RunLog
+    from tomlib.trace._index import compress_log
+
+    with RunLog("idx", run_id=run_id) as log:
+        for e in range(3):
+            log.event("env_state", {"game": "matrix", "agents": ["p1", "p2"]}, condition="c0", episode=e, step=0)
+            log.event("action", {"action": "a"}, condition="c0", episode=e, step=0, agent="p1")
+            log.event("score", {"metric": "points", "value": float(e)}, condition="c0", episode=e)
+    return compress_log(log.path)
+
+
+def test_view_of_a_compressed_log_without_its_index_writes_the_page(
+    tmp_path: Path, webdeps: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It ended in `IndexError: list index out of range`."""
+    gz = _compressed_run("noindex")
+    (gz.parent / "events.index.json").unlink()
+    assert main(["view", "noindex"]) == 0, capsys.readouterr().err
+    page = (tmp_path / "results" / "views" / "noindex.html").read_text()
+    assert "points" in page
+
+
+def test_view_of_a_log_compressed_twice_is_one_line(
+    tmp_path: Path, webdeps: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gzip
+
+    gz = _compressed_run("twice")
+    gz.write_bytes(gzip.compress(gz.read_bytes()))
+    for index in (True, False):  # with its index (a member fails) and without (the scan read gzip bytes as lines)
+        if not index:
+            (gz.parent / "events.index.json").unlink()
+        err = one_line_error(capsys, ["view", "twice"])
+        assert err.startswith(f"tomlib: error: The run log {gz} is gzip-compressed twice") and "gunzip -c" in err
+    assert not (tmp_path / "results" / "views" / "twice.html").exists()
+
+
+@pytest.mark.parametrize("run_id", ["a/b", "../b", ".b"])
+def test_a_run_id_that_is_not_a_plain_name_is_refused_before_any_kernel(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], run_id: str
+) -> None:
+    """`-p run_id a/b` made nested folders under results/runs."""
+    err = one_line_error(capsys, ["run", "00", "-p", "run_id", run_id, "--no-html"])
+    assert f"'run_id' {run_id!r} cannot name a run folder: it " in err and "give a plain name such as my-run-1" in err
+    assert not (tmp_path / "results" / "runs").exists() and not (tmp_path / "results" / "b").exists()

@@ -173,9 +173,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
-    from tomlib.widgets._page import write_page
+    from tomlib.paths import results_dir
+    from tomlib.trace._index import log_in, read_index
+    from tomlib.widgets._page import find_run, write_page
 
-    run = _choose_run(args.run, args.results, args.prog)
+    run = find_run(_choose_run(args.run, args.results, args.prog), args.results)
+    log = log_in(results_dir(args.results) / "runs" / run)
+    if log is not None:
+        read_index(log, warn=False)  # a damaged log (cut short, compressed twice) is an error here, not an empty page
     page = write_page(run, results=args.results, out=args.out, condition=args.condition, episodes=args.episodes)
     print(f"wrote {page} (opens in any browser, offline; keep the _static/ folder beside it)")
     return 0

@@ -66,12 +66,14 @@ def test_units_rewritten_after_judging_ahead_are_judged_again(tmp_path: Path) ->
 
 
 def test_a_judgement_ahead_that_fails_leaves_the_error_to_the_report(tmp_path: Path) -> None:
+    from tomlib.claims._units import UnitsFileError
+
     bad = tmp_path / "units" / "adaptive_tom.table2.csv"
     bad.parent.mkdir(parents=True)
     bad.write_text("paper_id,table_id\nadaptive_tom,table2\n")  # no value column
     judge_ahead(tmp_path, ["adaptive_tom"])
     _ahead.settle()
-    with pytest.raises(KeyError, match="value"):
+    with pytest.raises(UnitsFileError, match=f"{bad} lacks the columns metric, value, source that every units"):
         judge(tmp_path, ["adaptive_tom"])
 
 

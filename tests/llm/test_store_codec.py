@@ -175,3 +175,18 @@ def test_the_explorer_reads_an_exchange_without_writing_to_the_store(tmp_path: P
         "reply": resp(4)["content"],
     }
     assert "dictionaries" not in {r[0] for r in sqlite3.connect(old).execute("SELECT name FROM sqlite_master")}
+
+
+def test_training_on_transcripts_warns_of_a_line_it_cannot_read_naming_file_and_line(tmp_path: Path) -> None:
+    """It ended in a bare JSONDecodeError, naming neither the file nor the line."""
+    from tomlib.llm._codec import train_committed
+
+    folder = tmp_path / "committed"
+    folder.mkdir()
+    good = [json.dumps({"request": req(i), "response": resp(i)}) for i in range(MIN_SAMPLES * 2)]
+    lines = [*good[:3], "not a transcript line", '{"request": {}}', *good[3:]]
+    (folder / "adaptive_tom.table1.jsonl.gz").write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    path = folder / "adaptive_tom.table1.jsonl.gz"
+    with pytest.warns(UserWarning, match=rf"2 transcript line\(s\) .*: {path}:4 \(JSONDecodeError\); {path}:5 \("):
+        written = train_committed(folder, tmp_path / "dictionaries")
+    assert written == {"adaptive_tom": 2 * len(good)} and (tmp_path / "dictionaries" / "adaptive_tom.zdict").exists()

@@ -51,14 +51,17 @@ def test_a_live_or_killed_run_is_indexed_by_scanning_what_the_index_does_not_cov
     with open(path, "a") as fh:  # lines written after the index was saved, and a line cut by a kill
         fh.write(json.dumps({"run_id": "r2", "experiment": "idx", "condition": "c9", "episode": 9, "kind": "action"}))
         fh.write('\n{"run_id": "r2", "kind": "act')
-    idx = read_index(path)
+    cut = f"skipped 1 unreadable log line.*: {path}:{len(path.read_text().splitlines())}$"
+    with pytest.warns(UserWarning, match=cut):
+        idx = read_index(path)
     assert ("c9", 9) in idx.episodes and len(idx.skipped) == 1
     with RunLog("idx", run_id="r2") as log:  # a rerun extends the same index
         log.event("action", {"action": "x"}, condition="c9", episode=9, step=1)
-    idx = read_index(path)
+    with pytest.warns(UserWarning, match=cut):  # the saved index keeps the line it skipped
+        idx = read_index(path)
     assert len(idx.episodes[("c9", 9)].offsets) == 2 and idx.size == path.stat().st_size
     (path.parent / INDEX_NAME).write_text("{not json")  # a damaged index is ignored, not trusted
-    assert len(read_index(path).episodes[("c9", 9)].offsets) == 2
+    assert len(read_index(path, warn=False).episodes[("c9", 9)].offsets) == 2
 
 
 def test_lazy_trace_shows_what_the_full_load_shows(isolated: Path) -> None:
@@ -127,3 +130,85 @@ def test_a_compressed_logs_index_is_compressed_and_an_old_index_still_reads(isol
     ]
     saved.write_bytes(orjson.dumps(doc))
     assert read_index(gz).episodes == expected.episodes
+
+
+def test_a_compressed_log_without_its_index_reads_every_episode(isolated: Path) -> None:
+    """Its index lost, or a plain log gzipped by hand: the stream is read (a reader used to index a missing member)."""
+    import gzip
+
+    from tomlib.trace._index import compress_log
+
+    write_run("rn", episodes=6, steps=5)
+    runs = isolated / "results" / "runs"
+
+    def drawn(trace: Trace, run: str) -> list[list[str]]:
+        return [[step_html(trace.step(r, s)) for s in trace.steps(r)] for r in trace.refs(run, "c1")]
+
+    expected = drawn(Trace.from_runs(["rn"]), "rn")
+    compress_log(runs / "rn" / "events.jsonl", block_bytes=600)
+    (runs / "rn" / INDEX_NAME).unlink()
+    write_run("rh", episodes=6, steps=5)  # gzipped by hand, beside the plain log's own index
+    plain = runs / "rh" / "events.jsonl"
+    (runs / "rh" / "events.jsonl.gz").write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
+    for run in ("rn", "rh"):
+        after = Trace.from_runs([run])
+        assert len(after.refs(run, "c1")) == 3 and drawn(after, run) == expected
+        sliced = load_runs(run_ids=[run], episodes=[("c0", 4), ("c0", 2)])
+        assert list(sliced["episode"].unique()) == [2, 4] and len(sliced) == 2 * (1 + 5 + 1)
+
+
+def test_a_log_compressed_twice_is_one_line_with_the_command_that_undoes_it(isolated: Path) -> None:
+    import gzip
+    import subprocess
+
+    from tomlib.trace._index import DamagedLog, compress_log, decompress_log, read_lines
+
+    write_run("r2x", episodes=4, steps=3)
+    folder = isolated / "results" / "runs" / "r2x"
+    gz = compress_log(folder / "events.jsonl")
+    once = gz.read_bytes()
+    gz.write_bytes(gzip.compress(once))  # a backup tool, or a hand-run gzip, compressed it again
+    idx_bytes = (folder / INDEX_NAME).read_bytes()
+    for index in (True, False):
+        if not index:
+            (folder / INDEX_NAME).unlink()
+        with pytest.raises(DamagedLog) as refused:
+            idx = read_index(gz)
+            ep = idx.episodes[("c1", 1)]
+            read_lines(gz, ep.offsets, ep.lengths, idx.blocks)
+        msg = str(refused.value)
+        assert "is gzip-compressed twice" in msg and "\n" not in msg, msg
+        assert gz.read_bytes() != once  # nothing was changed
+        subprocess.run(["sh", "-c", msg.split("`")[1]], check=True)  # the fix the message gives, as given
+        assert gz.read_bytes() == once
+        (folder / INDEX_NAME).write_bytes(idx_bytes)
+        assert len(Trace.from_runs(["r2x"])) == len(load_runs(run_ids=["r2x"]))
+        gz.write_bytes(gzip.compress(once))
+    with pytest.raises(DamagedLog, match="compressed twice"):
+        decompress_log(gz)  # a rerun with the same id would have appended to gzip bytes
+    assert not (folder / "events.jsonl").exists()
+
+
+def test_unreadable_lines_are_warned_about_naming_file_and_line(isolated: Path) -> None:
+    """The explorer and an episode slice read through the index: its skipped lines used to pass without a word."""
+    write_run("rw", episodes=2, steps=2)
+    path = isolated / "results" / "runs" / "rw" / "events.jsonl"
+    with open(path, "a") as fh:
+        fh.write('not an event\n{"run_id": "rw", "condition": "c0", "episode": 0, "kind": "score"}\n{"cut')
+    n = len(path.read_text().splitlines())
+    where = f"{path}:{n - 2}, {path}:{n}"
+    with pytest.warns(UserWarning, match=f"skipped 2 unreadable log line.*: {where}$"):
+        Trace.from_runs(["rw"])
+    with pytest.warns(UserWarning, match=f"skipped 2 unreadable log line.*: {where}$"):
+        load_runs(run_ids=["rw"], episodes=[("c0", 0)])
+
+
+@pytest.mark.parametrize("run_id", ["a/b", "../outside", ".hidden", "..", "a\\b", "a\x00b", "a\nb", "x" * 201])
+def test_a_run_id_that_is_not_a_plain_name_is_refused(isolated: Path, run_id: str) -> None:
+    from tomlib.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"cannot name a run folder: it .*; give a plain name") as refused:
+        RunLog("idx", run_id=run_id)
+    assert "\n" not in str(refused.value)
+    assert not (isolated / "results" / "runs").exists() and not (isolated / "results" / "outside").exists()

@@ -34,7 +34,7 @@ from tomlib.claims._verdict import (
     judge_claim,
     verdicts,
 )
-from tomlib.paths import results_dir
+from tomlib.paths import results_dir, write_atomic
 
 
 def units_for(claims: Iterable[Claim], units: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
@@ -252,7 +252,7 @@ def write_claims(results: str | os.PathLike[str] | None = None) -> Path:
     """Judge every claim and write ``results/claims.csv``."""
     path = results_dir(results) / "claims.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
-    judge(results).to_csv(path, index=False)
+    write_atomic(path, judge(results).to_csv(index=False))
     return path
 
 

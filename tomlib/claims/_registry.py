@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator, model_validator
 
+from tomlib.claims._query import check as check_query
 from tomlib.errors import ConfigFileError, describe_validation
 from tomlib.paths import data_dir, project_root
 
@@ -50,6 +51,12 @@ class Claim(BaseModel):
     strata: str = ""
     pair_on: str = ""
     cluster_on: str = ""
+    _origin: str = PrivateAttr(default="")  # the registry file and line it was read from, for messages
+
+    @property
+    def origin(self) -> str:
+        """Where the claim was registered (``data/claims/<paper>.csv:<line> (<claim_id>)``), for messages."""
+        return f"{self._origin} ({self.claim_id})" if self._origin else self.claim_id
 
     @property
     def tables(self) -> list[str]:
@@ -62,6 +69,11 @@ class Claim(BaseModel):
         if not 2 <= len(v.split()) <= 30:
             raise ValueError("a quote is a few words (2-30) as the paper prints them")
         return v
+
+    @field_validator("select", "a", "b")
+    @classmethod
+    def _condition(cls, v: str) -> str:
+        return check_query(v)  # a registry is data: its conditions are parsed, never run (tomlib.claims._query)
 
     @model_validator(mode="after")
     def _consistent(self) -> Claim:
@@ -109,6 +121,7 @@ def load_claims(paper_id: str, folder: str | os.PathLike[str] | None = None) -> 
             claim = Claim(**fields)
         except ValidationError as exc:
             raise ConfigFileError(f"{path}:{i} ({row.get('claim_id', '?')}): {describe_validation(exc)}") from None
+        claim._origin = f"{path}:{i}"
         if claim.paper_file not in PAPER_FILES[paper_id]:
             raise ConfigFileError(f"{path}:{i}: paper_file {claim.paper_file!r} is not one of {PAPER_FILES[paper_id]}")
         out.append(claim)

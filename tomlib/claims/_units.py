@@ -18,7 +18,8 @@ from pathlib import Path
 import pandas as pd
 
 from tomlib.claims._registry import PAPERS
-from tomlib.paths import results_dir
+from tomlib.errors import TomlibError
+from tomlib.paths import results_dir, write_atomic
 from tomlib.redact import redact_text
 
 HEAD = ["paper_id", "table_id"]
@@ -27,6 +28,10 @@ EXPECTED = "expected"
 """An optional last column: the value a simulated model's declared competence implies for the row (``tomlib.sim``),
 from which a claim's declared truth is computed; empty for every other source. Never part of a condition."""
 SOURCE_RE = re.compile(r"^(formal|(llm|sim):[A-Za-z0-9._\-/:@]+)(\+ppo:selfplay)?$")  # the results contract's sources
+
+
+class UnitsFileError(TomlibError, ValueError):
+    """A units table that cannot be parsed, or lacks a column every units table has."""
 
 
 def units_dir(results: str | os.PathLike[str] | None = None) -> Path:
@@ -56,7 +61,7 @@ def write_units(
         rows = rows.astype(str)
         path = folder / f"{paper}.{table}.csv"
         if path.exists():
-            old = pd.read_csv(path, dtype=str, keep_default_na=False)
+            old = _parsed(path, path.read_bytes(), dtype=str)
             key = [
                 c for c in rows.columns if c in old.columns and c not in {*unit_columns, "metric", "value", EXPECTED}
             ]
@@ -65,10 +70,7 @@ def write_units(
             rows = pd.concat([old, rows], ignore_index=True).fillna("")
         tail = [*UNIT_TAIL, *([EXPECTED] if EXPECTED in rows.columns else [])]
         middle = [c for c in rows.columns if c not in HEAD + tail]
-        tmp = path.with_suffix(".tmp")
-        rows[[*HEAD, *middle, *tail]].to_csv(tmp, index=False)
-        tmp.write_text(redact_text(tmp.read_text(encoding="utf-8")), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, redact_text(rows[[*HEAD, *middle, *tail]].to_csv(index=False)))
         written.append(path)
     return written
 
@@ -83,9 +85,27 @@ def read_units(
         raw = path.read_bytes()
         if digests is not None:
             digests[path.stem] = hashlib.sha256(raw).hexdigest()
-        frame = pd.read_csv(io.BytesIO(raw), keep_default_na=False, low_memory=False)
+        frame = _parsed(path, raw, low_memory=False)
         frame["value"] = pd.to_numeric(frame["value"], errors="coerce")
         if EXPECTED in frame.columns:
             frame[EXPECTED] = pd.to_numeric(frame[EXPECTED], errors="coerce")
         out[path.stem] = frame
     return out
+
+
+def _parsed(path: Path, raw: bytes, **options: object) -> pd.DataFrame:
+    """The units table ``path`` held ``raw``; :class:`UnitsFileError` naming the file, what is wrong and the fix when
+    it is not CSV or lacks one of the columns every units table has."""
+    fix = f"Move it out of {path.parent} (the notebook that writes {path.stem} then writes it anew)."
+    try:
+        frame = pd.read_csv(io.BytesIO(raw), keep_default_na=False, **options)  # type: ignore[call-overload]
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        why = " ".join(str(exc).split())
+        raise UnitsFileError(f"{path} cannot be read as a units table ({why}). {fix}") from None
+    missing = [c for c in HEAD + UNIT_TAIL if c not in frame.columns]
+    if missing:
+        raise UnitsFileError(
+            f"{path} lacks the column{'s' if len(missing) > 1 else ''} {', '.join(missing)} that every units table has "
+            f"({', '.join(HEAD + UNIT_TAIL)}). {fix}"
+        )
+    return frame

@@ -21,9 +21,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 from tomlib.claims import _memo
+from tomlib.claims._query import MissingColumn, QueryError, mask
 from tomlib.claims._registry import Claim
 from tomlib.claims._stats import Estimate, one_sample, paired, rate, rate_diff, stratified, welch
 from tomlib.claims._truth import TRUTH_COLUMNS, inside
+from tomlib.errors import TomlibError
 
 ALPHA = 0.05
 POWER = 0.8
@@ -48,33 +50,58 @@ VERDICT_COLUMNS = [
 ]
 
 
-class ClaimDataError(ValueError):
+class ClaimDataError(TomlibError, ValueError):
     """A claim's queries do not fit its units table (a column it names is missing, or a row is in both groups)."""
 
 
 def groups(claim: Claim, units: pd.DataFrame) -> pd.DataFrame:
     """The units of one claim: its metric, its shared selection, and a ``group`` column (A or B)."""
     rows = units[units["metric"] == claim.metric].reset_index(drop=True)  # one label per unit, for the overlap check
-    try:
-        frame, both = _picked(claim, rows)
-    except Exception as exc:  # pandas raises UndefinedVariableError, SyntaxError, TypeError...
-        raise ClaimDataError(f"{claim.claim_id}: its queries do not fit {claim.units} ({exc})") from None
+    frame, both = _picked(claim, rows)
     if both.size:
-        raise ClaimDataError(f"{claim.claim_id}: some units are in both A ({claim.a}) and B ({claim.b})")
+        raise _overlap(claim)
     return frame
 
 
 def _picked(claim: Claim, rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.Index]:
     """The claim's A and B rows among ``rows`` (of its metric) with a ``group`` column and numeric values, and the
-    labels of rows in both groups; pandas' own error when a query does not fit."""
+    labels of rows in both groups; :class:`ClaimDataError` when a query does not fit."""
     if claim.select:
-        rows = rows.query(claim.select)
-    a = rows.query(claim.a).assign(group="A")
-    b = rows.query(claim.b).assign(group="B") if claim.b else rows.iloc[0:0].assign(group="B")
+        rows = _where(claim, "select", rows)
+    a = _where(claim, "a", rows).assign(group="A")
+    b = _where(claim, "b", rows).assign(group="B") if claim.b else rows.iloc[0:0].assign(group="B")
     frame = pd.concat([a, b])
     # rounded: shares that sum to 1 differ by 1e-17 where they are equal, and a t-test of that noise is no evidence
     frame["value"] = pd.to_numeric(frame["value"], errors="coerce").round(10)
     return frame.dropna(subset=["value"]), a.index.intersection(b.index)
+
+
+def _where(claim: Claim, field: str, rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows the claim's query ``field`` (select, a or b) picks (:mod:`tomlib.claims._query`: parsed, never run)."""
+    text = getattr(claim, field)
+    try:
+        return rows[mask(text, rows)]
+    except MissingColumn as exc:
+        raise ClaimDataError(
+            f"{claim.origin}: its {field} `{text}` names {', '.join(exc.missing)}, which the units "
+            f"{claim.units} lack{exc.hint}. Fix the query in the registry, or rerun the notebook that writes "
+            f"{claim.units} if its units are from an older tomlib."
+        ) from None
+    except QueryError as exc:
+        raise ClaimDataError(f"{claim.origin}: its {field} is refused: {exc}.") from None
+    except (TypeError, ValueError) as exc:  # a string column compared with a number by < ...
+        why = " ".join(str(exc).split())
+        raise ClaimDataError(
+            f"{claim.origin}: its {field} `{text}` cannot be evaluated on the units {claim.units} ({why}). "
+            "Fix the query in the registry."
+        ) from None
+
+
+def _overlap(claim: Claim) -> ClaimDataError:
+    return ClaimDataError(
+        f"{claim.origin}: some units are in both A (`{claim.a}`) and B (`{claim.b}`). Make a and b exclusive in "
+        "the registry."
+    )
 
 
 class Grouper:
@@ -101,7 +128,7 @@ class Grouper:
             return groups(claim, frame)
         picked, both = whole
         if both.size and both.isin(frame.index).any():
-            raise ClaimDataError(f"{claim.claim_id}: some units are in both A ({claim.a}) and B ({claim.b})")
+            raise _overlap(claim)
         return picked[picked.index.isin(frame.index)]
 
 
@@ -117,7 +144,7 @@ def _whole_groups(claim: Claim, root: pd.DataFrame) -> tuple[pd.DataFrame, pd.In
     own :func:`groups` then says what does not fit, as without the memo)."""
     try:
         return _picked(claim, root[root["metric"] == claim.metric])
-    except Exception:
+    except ClaimDataError:
         return None
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+import warnings
+import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -146,13 +148,31 @@ def train_committed(transcripts: Path, out: Path) -> dict[str, int]:
     from tomlib.llm._request import canonical_json
 
     samples: dict[str, list[bytes]] = {}
+    skipped: list[str] = []
     for path in sorted(transcripts.glob("*.jsonl.gz")):
-        with gzip.open(path, "rb") as fh:
-            for line in fh:
-                rec = json.loads(line)
-                paper = paper_of(rec["request"]["sample_key"]["experiment"])
-                for value in (rec["request"], rec["response"]):
-                    samples.setdefault(paper, []).append(canonical_json(value).encode("utf-8"))
+        lineno = 0
+        try:
+            with gzip.open(path, "rb") as fh:
+                for lineno, line in enumerate(fh, 1):
+                    if not line.strip():
+                        continue
+                    try:
+                        rec = json.loads(line)
+                        paper = paper_of(rec["request"]["sample_key"]["experiment"])
+                        values = [canonical_json(v).encode("utf-8") for v in (rec["request"], rec["response"])]
+                    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # this line only
+                        skipped.append(f"{path}:{lineno} ({type(exc).__name__})")
+                        continue
+                    samples.setdefault(paper, []).extend(values)
+        except (OSError, EOFError, zlib.error) as exc:  # cut short or corrupted: the lines before it count
+            skipped.append(f"{path}:{lineno + 1} and after ({type(exc).__name__})")
+    if skipped:
+        more = "; ..." if len(skipped) > 5 else ""
+        warnings.warn(
+            f"{len(skipped)} transcript line(s) that cannot be read were left out of the dictionaries: "
+            f"{'; '.join(skipped[:5])}{more}",
+            stacklevel=2,
+        )
     out.mkdir(parents=True, exist_ok=True)
     written = {}
     for paper, values in sorted(samples.items()):

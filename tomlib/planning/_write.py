@@ -9,6 +9,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from tomlib.errors import UsageError
+from tomlib.paths import write_atomic
 from tomlib.planning._plan import RUN, Plan
 
 
@@ -108,6 +110,18 @@ def write_profile(plan: Plan, path: str | os.PathLike[str], spec: str) -> Path:
     }
     if usd:
         body["budget"] = {"max_usd": round(usd * 1.25 + 0.005, 2)}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(body, sort_keys=False, width=110), encoding="utf-8")
+    text = yaml.safe_dump(body, sort_keys=False, width=110)
+    cannot = f"Cannot write the plan's profile to {path}"
+    if path.is_dir():
+        raise UsageError(f"{cannot}: it is a folder. Name a file in it, e.g. --out {path / 'plan.yaml'}.")
+    above = next((p for p in path.parents if p.exists() or p.is_symlink()), None)
+    if above is not None and not above.is_dir():
+        raise UsageError(f"{cannot}: {above} is a file, not a folder. Choose another --out FILE.")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text)
+    except PermissionError as exc:  # named as the profile, not its temp file: the command line gives the ways out
+        raise PermissionError(exc.errno, exc.strerror, str(path)) from None
+    except OSError as exc:  # a read-only file system, a name too long...
+        raise UsageError(f"{cannot} ({exc.strerror or exc}). Choose another --out FILE.") from None
     return path

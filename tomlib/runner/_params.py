@@ -13,6 +13,7 @@ from typing import Any, get_args
 import yaml
 
 from tomlib.errors import UsageError, did_you_mean
+from tomlib.trace._log import RUN_ID_FIX, run_id_problem
 
 _TYPES: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
 
@@ -164,6 +165,8 @@ def check_values(notebook: str, declared: dict[str, dict[str, Any]], params: dic
         outside = _outside_choices(name, value, info, notebook)
         if outside:
             problems.append(outside)
+        elif name == "run_id" and isinstance(value, str) and value and (why := run_id_problem(value)):
+            problems.append(f"'run_id' {value!r} cannot name a run folder: {why}; {RUN_ID_FIX}")
     if problems:
         listed = f" {notebook} declares: {', '.join(sorted(declared))}." if undeclared else ""
         raise UsageError(f"{where}: " + "; ".join(problems) + "." + listed)

@@ -18,7 +18,9 @@ import bisect
 import gzip
 import itertools
 import json
+import shlex
 import shutil
+import warnings
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +52,24 @@ def damaged_log(path: Path, exc: BaseException) -> DamagedLog:
         f"If nothing needs that run, remove its folder {path.parent} (`.venv/bin/tomlib runs prune` removes it "
         "once no executed notebook uses it); else rerun the notebook that wrote it."
     )
+
+
+def compressed_twice(path: Path) -> DamagedLog:
+    """The error for a compressed log whose content is itself gzip (compressed once more after tomlib compressed
+    it, e.g. by a backup or a hand-run ``gzip``): names the file and the command that undoes one compression."""
+    p = shlex.quote(str(path))
+    return DamagedLog(
+        f"The run log {path} is gzip-compressed twice, so its lines cannot be read. Undo one compression: "
+        f"`gunzip -c {p} > {p}.once && mv {p}.once {p}`."
+    )
+
+
+def _is_compressed_twice(path: Path) -> bool:
+    try:
+        with gzip.open(path, "rb") as fh:
+            return fh.read(2) == b"\x1f\x8b"
+    except STREAM_ERRORS:
+        return False
 
 
 def parse_line(line: bytes) -> dict[str, Any] | None:
@@ -244,10 +264,47 @@ def log_in(folder: Path) -> Path | None:
     return None
 
 
-def read_index(log_path: Path) -> RunIndex:
+def read_index(log_path: Path, *, warn: bool = True) -> RunIndex:
     """The index of one run log: the saved one for the bytes it covers, extended by a scan of the rest. A
-    compressed log is complete (it is compressed only once its index is saved); one cut short or corrupted since
-    raises :class:`DamagedLog`."""
+    compressed log is complete (it is compressed only once its index is saved); one cut short or corrupted since,
+    or compressed twice, raises :class:`DamagedLog`. ``warn``: lines that cannot be read (a run killed mid-write)
+    are warned about, naming file and line (a reader's; the writer extending its own log does not)."""
+    idx = _read_index(log_path)
+    if warn and idx.skipped:
+        warn_skipped(log_path, idx.skipped)
+    return idx
+
+
+def warn_skipped(log_path: Path, offsets: list[int]) -> None:
+    """Warn that the lines at ``offsets`` (in the plain log) were skipped, naming the first few as file:line."""
+    first = sorted(offsets)[:3]
+    try:
+        lines = _line_numbers(log_path, first)
+    except STREAM_ERRORS:
+        lines = {}
+    where = ", ".join(f"{log_path}:{lines[o]}" if o in lines else f"{log_path} at byte {o}" for o in first)
+    more = ", ..." if len(offsets) > len(first) else ""
+    warnings.warn(
+        f"skipped {len(offsets)} unreadable log line(s) (a run killed mid-write, or a damaged log): {where}{more}",
+        stacklevel=3,
+    )
+
+
+def _line_numbers(log_path: Path, offsets: list[int]) -> dict[int, int]:
+    """The 1-based line number at each of ``offsets`` (line starts in the plain log), counted from the start."""
+    want, out = sorted(set(offsets)), {}
+    with open_log(log_path) as fh:
+        pos = 0
+        for number, raw in enumerate(fh, 1):
+            if pos in want:
+                out[pos] = number
+                if len(out) == len(want):
+                    break
+            pos += len(raw)
+    return out
+
+
+def _read_index(log_path: Path) -> RunIndex:
     saved = log_path.with_name(INDEX_NAME)
     idx = None
     if saved.exists():
@@ -257,10 +314,14 @@ def read_index(log_path: Path) -> RunIndex:
             idx = None
     if log_path.suffix == ".gz":
         if idx is None or not idx.blocks:
+            if _is_compressed_twice(log_path):
+                raise compressed_twice(log_path)
             idx = RunIndex()
             idx.scan(log_path)
         elif (end := idx.blocks[-1][1] + idx.blocks[-1][2]) > (size := log_path.stat().st_size):
             # cut short after it was compressed: its last members are gone, and reading them would fail later
+            if _is_compressed_twice(log_path):
+                raise compressed_twice(log_path)
             raise damaged_log(log_path, EOFError(f"{size} bytes where its index expects {end}"))
         return idx
     size = log_path.stat().st_size
@@ -289,7 +350,9 @@ def read_lines(
                     out.append(ev)
         return out
     if blocks is None:
-        blocks = read_index(log_path).blocks
+        blocks = read_index(log_path, warn=False).blocks
+    if not blocks:  # compressed without tomlib's index (by hand, or the index was lost): read the stream
+        return _read_stream(log_path, offsets, lengths)
     starts = [b[0] for b in blocks]
     plain: dict[int, bytes] = {}
     out = []
@@ -301,6 +364,8 @@ def read_lines(
                 try:
                     plain[i] = zlib.decompress(fh.read(blocks[i][2]), wbits=31)
                 except zlib.error as exc:  # a corrupted or missing member
+                    if _is_compressed_twice(log_path):
+                        raise compressed_twice(log_path) from None
                     raise damaged_log(log_path, exc) from None
             ev = parse_line(plain[i][off - starts[i] : off - starts[i] + n])
             if ev is not None:
@@ -308,11 +373,25 @@ def read_lines(
     return out
 
 
+def _read_stream(log_path: Path, offsets: list[int], lengths: list[int]) -> list[dict[str, Any]]:
+    """:func:`read_lines` of a compressed log without member places: decompressed as one stream, read in the
+    order of the offsets (a seek back would decompress from the start again), returned in the order asked."""
+    got: dict[int, dict[str, Any] | None] = {}
+    try:
+        with gzip.open(log_path, "rb") as fh:
+            for i in sorted(range(len(offsets)), key=offsets.__getitem__):
+                fh.seek(offsets[i])
+                got[i] = parse_line(fh.read(lengths[i]))
+    except STREAM_ERRORS as exc:
+        raise damaged_log(log_path, exc) from None
+    return [ev for i in range(len(offsets)) if (ev := got[i]) is not None]
+
+
 def compress_log(log_path: Path, block_bytes: int = BLOCK_BYTES) -> Path:
     """Replace a finished run's ``events.jsonl`` by ``events.jsonl.gz``: gzip members of whole lines, each about
     ``block_bytes`` of plain text, whose places the index records so an episode is read by decompressing only its
     members. Any gzip reader reads the file whole. Returns the compressed path."""
-    idx = read_index(log_path)
+    idx = read_index(log_path, warn=False)
     data = log_path.read_bytes()
     gz = log_path.with_name(GZ_NAME)
     blocks: list[tuple[int, int, int]] = []
@@ -336,13 +415,15 @@ def compress_log(log_path: Path, block_bytes: int = BLOCK_BYTES) -> Path:
 def decompress_log(gz_path: Path) -> Path:
     """The plain log back from a compressed one (a rerun with the same run id appends to it)."""
     plain = gz_path.with_name(LOG_NAME)
+    if _is_compressed_twice(gz_path):
+        raise compressed_twice(gz_path)
     try:
         with gzip.open(gz_path, "rb") as src, open(plain, "wb") as dst:
             shutil.copyfileobj(src, dst)
     except STREAM_ERRORS as exc:
         plain.unlink(missing_ok=True)  # the compressed log stays as it was
         raise damaged_log(gz_path, exc) from None
-    idx = read_index(gz_path)
+    idx = read_index(gz_path, warn=False)
     idx.blocks = []
     idx.save(plain)
     gz_path.unlink()

@@ -30,6 +30,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 import tomlib
+from tomlib.errors import UsageError
 from tomlib.paths import results_dir
 from tomlib.redact import Redactor
 from tomlib.trace._index import GZ_NAME, SUMMARY_KINDS, RunIndex, decompress_log, parse_line, read_index
@@ -129,6 +130,28 @@ def _close_all() -> None:
         log.close()
 
 
+RUN_ID_MAX_BYTES = 200  # a folder name; file systems stop at 255
+
+
+def run_id_problem(run_id: str) -> str | None:
+    """Why ``run_id`` cannot name one folder under ``results/runs/`` (None when it can): a path separator would make
+    nested folders, or reach out of the runs folder with ``..``; a leading dot hides it from ``runs list``."""
+    if not run_id:
+        return "it is empty"
+    if "/" in run_id or "\\" in run_id or (os.altsep and os.altsep in run_id):
+        return "it holds a path separator"
+    if run_id.startswith("."):
+        return "it starts with a dot"
+    if any(ord(c) < 32 or ord(c) == 127 for c in run_id):
+        return "it holds a control character"
+    if len(run_id.encode("utf-8", "surrogateescape")) > RUN_ID_MAX_BYTES:
+        return f"it is longer than {RUN_ID_MAX_BYTES} bytes"
+    return None
+
+
+RUN_ID_FIX = "give a plain name such as my-run-1 (letters, digits, '.', '_', '-'), or leave it empty for a new id"
+
+
 def new_run_id(experiment: str) -> str:
     """``<experiment>-<UTC timestamp>-<random>``: sortable and unique."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
@@ -170,6 +193,8 @@ class RunLog:
         would be most of the results folder (``detail_episodes`` is written in the run's first line)."""
         self.experiment = experiment
         self.detail_episodes = detail_episodes
+        if run_id and (why := run_id_problem(run_id)):
+            raise UsageError(f"run_id {run_id!r} cannot name a run folder: {why}; {RUN_ID_FIX}.")
         self.run_id = run_id or new_run_id(experiment)
         self.dir = results_dir(results) / "runs" / self.run_id
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -183,7 +208,7 @@ class RunLog:
         if not self.path.exists() and (self.dir / GZ_NAME).exists():
             decompress_log(self.dir / GZ_NAME)  # a rerun appends to a run that was compressed when it finished
         existing = self.path.exists() and self.path.stat().st_size > 0
-        self._index = read_index(self.path) if existing else RunIndex()  # a rerun extends the run's index
+        self._index = read_index(self.path, warn=False) if existing else RunIndex()  # a rerun extends the run's index
         self._fh = open(self.path, "ab")  # noqa: SIM115 - kept open for the run
         self._buffer: list[tuple[bytes, str, str, int | None, int | None, str | None]] = []
         self._buffered = 0
