@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tests._other_users import ATTACKER, NOBODY, as_root, give, run_as_nobody
@@ -183,6 +184,56 @@ def test_as_nobody_a_results_folder_another_user_made_or_planted_is_refused(stic
     assert "belong to another user (REPORT.md)" in seen["mine-with-their-link"], seen
     assert seen["made-here"] == "used" and os.lstat(sticky / "made-here").st_uid == NOBODY
     assert victim.read_text() == "nobody's\n"
+
+
+def _write_a_table(results: Path) -> None:
+    from tomlib.report import write_table
+
+    rows = {"paper_id": "adaptive_tom", "table_id": "table1", "alignment": "misaligned", "player1": "ToM-0"}
+    rows |= {"player2": "ToM-0", "task": "memory_1", "metric": "point", "value": 1.0, "source": "formal"}
+    write_table(pd.DataFrame([rows]), results=results)
+
+
+def _write_a_figure(results: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tomlib.report import save_figure
+
+    fig, _ = plt.subplots()
+    save_figure(fig, "adaptive_tom.fig3", results=results)
+    plt.close(fig)
+
+
+def _open_a_run_log(results: Path) -> None:
+    from tomlib.trace import RunLog
+
+    RunLog("quickstart", results=results).close()
+
+
+@pytest.mark.parametrize("write", [_write_a_table, _write_a_figure, _open_a_run_log], ids=["table", "figure", "log"])
+def test_what_a_notebook_writes_refuses_a_results_folder_others_can_write(sticky: Path, write) -> None:  # type: ignore[no-untyped-def]
+    """A notebook run in Jupyter, without the runner, checks the folder too."""
+    open_results = give(sticky / "results", os.geteuid(), 0o777)
+    with pytest.raises(UsageError, match="any user can write to it"):
+        write(open_results)
+    assert list(open_results.iterdir()) == []
+    open_results.chmod(0o755)
+    write(open_results)
+
+
+def test_a_run_log_never_appends_through_a_planted_link(tmp_path: Path) -> None:
+    from tomlib.trace import RunLog
+
+    victim = tmp_path / "victim"
+    victim.write_text("mine\n")
+    (tmp_path / "res" / "runs" / "quickstart-x").mkdir(parents=True)
+    (tmp_path / "res" / "runs" / "quickstart-x" / "events.jsonl").symlink_to(victim)
+    with pytest.raises(OSError):
+        RunLog("quickstart", run_id="quickstart-x", results=tmp_path / "res")
+    assert victim.read_text() == "mine\n"
 
 
 # -- 2. the response store and its spool ----------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import tomlib
 from tomlib.errors import UsageError
-from tomlib.paths import results_dir
+from tomlib.paths import results_for_writing
 from tomlib.redact import Redactor
 from tomlib.trace._index import GZ_NAME, SUMMARY_KINDS, RunIndex, decompress_log, parse_line, read_index
 
@@ -196,7 +196,7 @@ class RunLog:
         if run_id and (why := run_id_problem(run_id)):
             raise UsageError(f"run_id {run_id!r} cannot name a run folder: {why}; {RUN_ID_FIX}.")
         self.run_id = run_id or new_run_id(experiment)
-        self.dir = results_dir(results) / "runs" / self.run_id
+        self.dir = results_for_writing(results) / "runs" / self.run_id
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / "events.jsonl"
         self._redact = Redactor()
@@ -209,7 +209,8 @@ class RunLog:
             decompress_log(self.dir / GZ_NAME)  # a rerun appends to a run that was compressed when it finished
         existing = self.path.exists() and self.path.stat().st_size > 0
         self._index = read_index(self.path, warn=False) if existing else RunIndex()  # a rerun extends the run's index
-        self._fh = open(self.path, "ab")  # noqa: SIM115 - kept open for the run
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC  # a planted link is not followed
+        self._fh = os.fdopen(os.open(self.path, flags, 0o644), "ab")
         self._buffer: list[tuple[bytes, str, str, int | None, int | None, str | None]] = []
         self._buffered = 0
         self._next = self._fh.tell()  # where the next line will start
