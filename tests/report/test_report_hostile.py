@@ -136,3 +136,15 @@ def test_report_replaces_links_planted_at_its_names(isolated: Path) -> None:
     for name, victim in victims.items():
         assert victim.read_text() == "mine\n", name  # before: the report was written through the link
         assert not (results / name).is_symlink() and "tomlib results" in (results / name).read_text()
+
+
+def test_a_table_cell_holds_no_link_or_html_and_keeps_its_code() -> None:
+    import pandas as pd
+
+    from tomlib.report._report import _md_table
+
+    cells = pd.DataFrame({"condition": [f"{SCRIPT} {LINK} | x", "`llm:<model>` < 0.5"], "value": [1.0, 2.0]})
+    shown = mistune.html(_md_table(cells))
+    assert_no_planted_markup(shown)
+    assert "harmful-link" not in shown and "<script" not in shown
+    assert "<code>llm:&lt;model&gt;</code> &lt; 0.5" in shown and shown.count("<tr>") == 3

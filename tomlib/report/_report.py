@@ -50,7 +50,8 @@ def _cell(v: object) -> str:
 def _md_cell(v: object) -> str:
     """A table cell on one line, its ``|`` escaped so the table stays a table, and no link, image or HTML in it (a
     cell is what a CSV in the results folder says)."""
-    return _MD_CELL.sub(r"\\\1", _one_line(_cell(v)))
+    parts = re.split(r"(`[^`]*`)", _one_line(_cell(v)))  # a `code span` keeps its text; only its | is escaped
+    return "".join(p.replace("|", "\\|") if i % 2 else _MD_CELL.sub(r"\\\1", p) for i, p in enumerate(parts))
 
 
 def _md_table(df: pd.DataFrame) -> str:
