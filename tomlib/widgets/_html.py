@@ -6,7 +6,7 @@ Everything a run log says reaches the HTML through one door: :func:`step_html` e
 (:func:`escaped`: every string in it, dict keys and numbers a log wrote as strings too) before any of the functions
 below sees it, so they interpolate what they are given as is and a field added later cannot be left unescaped.
 They are private for that reason: each expects an escaped view. A part that a malformed log breaks (a string where
-a number belongs) is replaced by a line saying so, and the rest of the step is drawn.
+a number belongs) is replaced by a line saying so (:func:`_drawn`), and the rest of the step is drawn.
 """
 
 from __future__ import annotations
@@ -159,29 +159,27 @@ def agent_card(a: AgentStep, view: StepView) -> str:
     if a.saw:
         parts.append(f"<details><summary>what it saw</summary>{_pre(a.saw)}</details>")
     if a.levels:
-        parts.append(levels_table(a.levels))
+        parts.append(_drawn(levels_table, a.levels))
     if a.predicted is not None or a.partner_actual is not None:
         hit = a.prediction_hit
         mark = "" if hit is None else ('<span class="ok">✔ right</span>' if hit else '<span class="bad">✘ wrong</span>')
         parts.append(f"<div>predicted partner: <b>{a.predicted}</b> · actual: <b>{a.partner_actual}</b> {mark}</div>")
     if a.weights:
-        parts.append(expert_weights_svg(view.weights_series.get(a.agent, []), view.step, a.weights))
+        parts.append(_drawn(expert_weights_svg, view.weights_series.get(a.agent, []), view.step, a.weights))
     if a.expert_update:
-        parts.append(expert_update(a.expert_update, (a.weights or {}).get("orders", [])))
+        parts.append(_drawn(expert_update, a.expert_update, (a.weights or {}).get("orders", [])))
     for b in a.bdi:
-        parts.append(bdi_sections(b))
+        parts.append(_drawn(bdi_sections, b))
     for v in a.verifications:
-        parts.append(verification_block(v))
+        parts.append(_drawn(verification_block, v))
     if a.alignment:
-        parts.append(alignment_table(a.alignment))
+        parts.append(_drawn(alignment_table, a.alignment))
     if a.code is not None:
-        parts.append(code_block(a.code, a.tests))
+        parts.append(_drawn(code_block, a.code, a.tests))
     if a.feedback:
         parts.append(f"<div>Reflector: <i>{a.feedback}</i></div>")
     if a.rated:
-        same = " (all equal)" if len(set(a.rated.values())) == 1 else ""
-        said = ", ".join(f"{n} <b>{w:.2f}</b>" for n, w in a.rated.items())
-        parts.append(f"<div>its ratings of the replies it saw (normalised{same}): {said}</div>")
+        parts.append(_drawn(_ratings, a.rated))
     for t in a.attempts:
         if t.get("how"):  # a multiple-choice reply: how its letter was read (tomlib.choices)
             parts.append(f"<div class='dim'>letter read by: {t['how']}</div>")
@@ -207,8 +205,14 @@ def agent_card(a: AgentStep, view: StepView) -> str:
             f'<div class="dim">{a.calls} model call(s), {a.tokens} tokens, {a.latency_s:.2f} s, '
             f"{a.cache_hits} from the cache</div>"
         )
-        parts.append(raw_exchanges(a.exchanges))
+        parts.append(_drawn(raw_exchanges, a.exchanges))
     return f'<div class="card">{"".join(parts)}</div>'
+
+
+def _ratings(rated: dict[str, Any]) -> str:
+    same = " (all equal)" if len(set(rated.values())) == 1 else ""
+    said = ", ".join(f"{n} <b>{w:.2f}</b>" for n, w in rated.items())
+    return f"<div>its ratings of the replies it saw (normalised{same}): {said}</div>"
 
 
 def levels_table(levels: list[Any]) -> str:
