@@ -275,3 +275,40 @@ def test_view_names_the_runs_it_knows_when_given_a_typo(isolated: Path, capsys: 
     assert main(["view", "adaptive_tom.tabel1"]) == 2
     err = capsys.readouterr().err
     assert "No run 'adaptive_tom.tabel1'" in err and "adaptive_tom.table1" in err
+
+
+@pytest.mark.slow
+def test_a_view_page_of_a_hostile_log_runs_none_of_its_markup(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log whose strings carry ``<img onerror>`` and ``<script>``, and whose numbers are such strings too (the
+    ToM orders of the levels, the expert weights): its page opens in Chromium, shows them as text and runs none."""
+    import asyncio
+
+    from playwright.sync_api import sync_playwright
+
+    from tests.widgets.test_hostile_logs import RUN_FOLDER, write_poisoned
+    from tomlib.experiments import adaptive_tom as at
+    from tomlib.widgets._page import write_page
+
+    chromium, webdeps = browser_setup()
+    monkeypatch.setenv("TOMLIB_WEBDEPS", str(webdeps))
+    asyncio.run(at.table2(tasks=["game1"], algorithms=["Hedge"], episodes=1, progress=False))
+    write_poisoned(isolated / "results", isolated / "hostile", every=False, numbers=True)
+    page_file = write_page(RUN_FOLDER, results=isolated / "hostile")
+
+    dialogs: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1200, "height": 1000})
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        blocked: list[str] = []
+        page.route("**/*", offline(blocked))
+        page.goto(page_file.as_uri())
+        wait_for_header(page, "episode 0 — step 1")
+        assert "ToM-0<img src=x onerror=alert(1)>" in page.inner_text("body")  # a ToM order, as text
+        page.locator(".widget-slider:has(label:text-is('step')) .noUi-handle").last.focus()
+        for step in range(2, 5):  # the next steps, each drawn in turn
+            page.keyboard.press("ArrowRight")
+            wait_for_header(page, f"episode 0 — step {step} of")
+        assert page.locator(".tx img, .tx script").count() == 0
+        assert dialogs == [] and blocked == []
+        browser.close()

@@ -7,15 +7,17 @@ import html
 import json
 import os
 import re
+import string
 import time
 import unicodedata
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from tomlib.claims import write_claims
-from tomlib.paths import data_dir, portable, results_dir
+from tomlib.paths import data_dir, portable, results_dir, write_atomic
 from tomlib.redact import redact_text
 from tomlib.report._claims import claims_table, claims_tally, forest_plot, readings_reach, sim_truth
 from tomlib.report._tables import PAPER_IDS, compare, paper_table_index, read_results, side_by_side
@@ -45,11 +47,18 @@ def _cell(v: object) -> str:
     return "" if v is None else str(v)
 
 
+def _md_cell(v: object) -> str:
+    """A table cell on one line, its ``|`` escaped so the table stays a table, and no link, image or HTML in it (a
+    cell is what a CSV in the results folder says)."""
+    parts = re.split(r"(`[^`]*`)", _one_line(_cell(v)))  # a `code span` keeps its text; only its | is escaped
+    return "".join(p.replace("|", "\\|") if i % 2 else _MD_CELL.sub(r"\\\1", p) for i, p in enumerate(parts))
+
+
 def _md_table(df: pd.DataFrame) -> str:
-    """A GitHub-flavoured markdown table; ``|`` in headers and cells is escaped so the table stays a table."""
+    """A GitHub-flavoured markdown table of :func:`_md_cell` cells."""
 
     def esc(v: object) -> str:
-        return _cell(v).replace("|", "\\|").replace("\n", " ")
+        return _md_cell(v)
 
     head = "| " + " | ".join(esc(c) for c in df.columns) + " |"
     rule = "| " + " | ".join("---" for _ in df.columns) + " |"
@@ -158,20 +167,104 @@ def plain_text(text: str) -> str:
 
 def _inline_html(text: str) -> str:
     """Markdown prose as HTML: `code` spans, [links](to) and ``$...$`` math (as Unicode and sub-/superscripts; the
-    report loads no script, so no MathJax)."""
+    report loads no script, so no MathJax). A link goes only to a relative address or an http(s) one
+    (:func:`safe_target`); any other is left as its text."""
     parts = re.split(r"(`[^`]+`|\[[^\]]+\]\([^)\s]+\)|(?<!\\)\$.+?(?<!\\)\$)", text)
     out = []
     for part in parts:
         if part.startswith("`") and part.endswith("`") and len(part) > 1:
             out.append(f"<code>{html.escape(part[1:-1], quote=False)}</code>")
-        elif re.fullmatch(r"\[[^\]]+\]\([^)\s]+\)", part):
-            label, to = re.fullmatch(r"\[([^\]]+)\]\(([^)\s]+)\)", part).groups()  # type: ignore[union-attr]
-            out.append(f"<a href='{html.escape(to)}'>{_inline_html(label)}</a>")
+        elif link := re.fullmatch(r"\[([^\]]+)\]\(([^)\s]+)\)", part):
+            label, to = link.groups()
+            if safe_target(to):
+                out.append(f"<a href='{html.escape(to)}'>{_inline_html(label)}</a>")
+            else:
+                out.append(html.escape(part, quote=False))
         elif _MATH.fullmatch(part):
             out.append(_math(part[1:-1], as_html=True))
         else:
             out.append(html.escape(part, quote=False))
     return "".join(out)
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def safe_target(to: str) -> bool:
+    """Whether REPORT may link to ``to``: an http or https address, or a relative one (no scheme, not ``//host``).
+    Characters a browser strips or reads as ``/`` before it looks for the scheme (controls, spaces, backslashes)
+    are refused outright, so ``java\tscript:`` is no way around it."""
+    if not to or re.search(r"[\x00-\x20\x7f\\]", to) or to.startswith("//"):
+        return False
+    scheme = _SCHEME.match(to)
+    return scheme is None or scheme.group(0).lower() in ("http:", "https:")
+
+
+# What the results folder says (stamps, run records, file names, waves.json) is quoted, never taken as markup: a
+# results folder may hold files the runner did not write.
+_LINE_BREAK = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+")
+_MD_MARKUP = re.compile(r"([\\`*_\[\]<>|~])")
+_MD_LABEL = re.compile(r"([\\`\[\]<>])")  # in a link's or image's text, what could end it or hold code or HTML
+_MD_CELL = re.compile(r"(\||\[|\]|<(?=[A-Za-z/!?]))")  # a cell keeps its `code`; `< 0.005` is no tag
+
+
+def _one_line(value: object) -> str:
+    """``value`` as text on one line: no line break in a file of the results folder starts a line of REPORT."""
+    return _LINE_BREAK.sub(" ", str(value))
+
+
+def _md_text(value: object) -> str:
+    """Text from the results folder as Markdown that shows that text: one line, and every character that could
+    start markup (a link or image, HTML, code, emphasis, a table cell) backslash-escaped."""
+    return _MD_MARKUP.sub(r"\\\1", _one_line(value))
+
+
+def _md_code(value: object) -> str:
+    """Text from the results folder as a Markdown code span: one line, fenced by more backticks than any run in it."""
+    text = _one_line(value)
+    fence = "`" * (max(map(len, re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _html_text(value: object) -> str:
+    return html.escape(_one_line(value))
+
+
+def _href(path: str) -> str:
+    """A path in the results folder (which may hold any name) as a relative link target, percent-encoded."""
+    return urllib.parse.quote(_one_line(path), safe="/")
+
+
+Said = tuple[str, str]
+"""The same words as Markdown and as HTML."""
+
+
+class _Code(str):
+    """A value :func:`_said` shows as code."""
+
+
+def _said(template: str, **values: object) -> Said:
+    """``template`` (our prose, in Markdown) with ``values`` (what the results folder says) put in as quoted text:
+    as Markdown and as HTML. A :class:`_Code` value is shown as code."""
+    md, hs = [], []
+    for literal, name, _spec, _conversion in string.Formatter().parse(template):
+        md.append(literal)
+        hs.append(_inline_html(literal))
+        if name is not None:
+            value = values[name]
+            code = isinstance(value, _Code)
+            md.append(_md_code(value) if code else _md_text(value))
+            hs.append(f"<code>{_html_text(value)}</code>" if code else _html_text(value))
+    return "".join(md), "".join(hs)
+
+
+def _figure(path: str, alt: str) -> Said:
+    """An image of the results folder (``path`` relative to it) with its ``alt`` text, both possibly any name."""
+    href, label = _href(path), _MD_LABEL.sub(r"\\\1", _one_line(alt))
+    return f"![{label}]({href})", (
+        f"<p><img src='{html.escape(href)}' alt='{_html_text(alt)}' style='max-width:100%'></p>"
+    )
 
 
 def _html_table(df: pd.DataFrame) -> str:
@@ -215,7 +308,7 @@ class _Paper:
     tables: list[_Section] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)  # figures no table of ours claims
     pending: list[str] = field(default_factory=list)
-    simulated: list[str] = field(default_factory=list)  # tables with rows of a simulated model (tomlib.sim)
+    simulated: list[Said] = field(default_factory=list)  # tables with rows of a simulated model (tomlib.sim)
 
 
 def _natural(name: str) -> tuple[object, ...]:
@@ -225,7 +318,7 @@ def _natural(name: str) -> tuple[object, ...]:
 
 def _notebooks(root: Path) -> list[tuple[str, dict[str, object]]]:
     return [
-        (stamp.name[: -len(".stamp.json")], json.loads(stamp.read_text()))
+        (stamp.name[: -len(".stamp.json")], _record(stamp))
         for stamp in sorted((root / "notebooks").glob("*.stamp.json"))
     ]
 
@@ -241,8 +334,12 @@ def _gather(root: Path, written_by: dict[str, str]) -> list[_Paper]:
         simulated = full["source"].astype(str).str.startswith("sim:")
         df = full[~simulated]
         if simulated.any():  # a rehearsal on a simulated model: named apart, never beside the paper
+            sources, csv = ", ".join(sorted(map(str, set(full.loc[simulated, "source"])))), _href(f"tables/{name}.csv")
             papers.setdefault(paper_id, _Paper(paper_id)).simulated.append(
-                f"`{name}`: {', '.join(sorted(set(full.loc[simulated, 'source'])))} ([CSV](tables/{name}.csv))"
+                (
+                    f"{_md_code(name)}: {_md_text(sources)} ([CSV]({csv}))",
+                    f"<code>{_html_text(name)}</code>: {_html_text(sources)} (<a href='{html.escape(csv)}'>CSV</a>)",
+                )
             )
         if df.empty:
             continue
@@ -289,35 +386,57 @@ def readings_of(paper_id: str, notebook: str | None = None) -> pd.DataFrame:
 
 
 def _when(t: object) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(t))) if isinstance(t, (int, float)) else "?"
+    if isinstance(t, bool) or not isinstance(t, int | float):
+        return "?"
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(t)))
+    except (OverflowError, OSError, ValueError):  # a time no clock reaches
+        return "?"
 
 
-def provenance(root: Path, table: str, stamps: dict[str, dict[str, object]]) -> tuple[str, str]:
+def _record(path: Path) -> dict[str, object]:
+    """A JSON object from the results folder (a stamp, a run record); empty when it is none."""
+    try:
+        got = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except ValueError:
+        return {}
+    return got if isinstance(got, dict) else {}
+
+
+def provenance(root: Path, table: str, stamps: dict[str, dict[str, object]]) -> tuple[Said, Said | None]:
     """Where a table came from, in words (notebook, profile, finished, parameters, from ``tables/<name>.run.json``),
     and a warning when its notebook was attempted again since (the table is then an earlier run's) or the CSV was
-    rewritten by a run the runner did not record."""
+    rewritten by a run the runner did not record (None when neither). What the record says is quoted (:func:`_said`).
+    """
     path = root / "tables" / f"{table}.run.json"
     if not path.exists():
-        return "Written outside the runner (no run record): its parameters are not known here.", ""
-    run = json.loads(path.read_text())
-    given = ", ".join(f"{k}={v}" for k, v in sorted((run.get("parameters") or {}).items()))
-    params = f"{given}, the rest at the notebook's defaults" if given else "the notebook's defaults"
-    how = "" if run.get("status") == "ok" else f" (a {run.get('status')} run: the table was written before it stopped)"
-    origin = (
-        f"From `{run.get('name')}`, profile `{run.get('profile')}`, finished {_when(run.get('finished'))}{how}; "
-        f"parameters: {params}."
+        return _said("Written outside the runner (no run record): its parameters are not known here."), None
+    run = _record(path)
+    parameters = run.get("parameters")
+    given = ", ".join(f"{k}={v}" for k, v in sorted(parameters.items())) if isinstance(parameters, dict) else ""
+    name, status = _Code(run.get("name")), run.get("status")
+    template = "From {name}, profile {profile}, finished {finished}"
+    template += "" if status == "ok" else " (a {status} run: the table was written before it stopped)"
+    template += (
+        "; parameters: {given}, the rest at the notebook's defaults."
+        if given
+        else "; parameters: the notebook's defaults."
     )
+    fields = {"name": name, "profile": _Code(run.get("profile")), "finished": _when(run.get("finished"))}
+    origin = _said(template, **fields, status=status, given=given)
     last = stamps.get(str(run.get("name")), {})
     finished, attempted = run.get("finished"), last.get("finished")
     if isinstance(finished, (int, float)) and isinstance(attempted, (int, float)) and attempted > finished + 1:
-        return origin, (
-            f"`{run.get('name')}` was run again at {_when(attempted)} ({last.get('status')}) with parameters that did "
-            "not rewrite this table, so it is from the earlier run above."
+        again = (
+            "{name} was run again at {when} ({status}) with parameters that did not rewrite this table, so it is from "
+            "the earlier run above."
         )
+        return origin, _said(again, name=name, when=_when(attempted), status=last.get("status"))
     csv = root / "tables" / f"{table}.csv"
     if isinstance(finished, (int, float)) and csv.exists() and csv.stat().st_mtime > finished + 5:
-        return origin, f"the CSV was rewritten at {_when(csv.stat().st_mtime)} by a run the runner did not record."
-    return origin, ""
+        rewritten = "the CSV was rewritten at {when} by a run the runner did not record."
+        return origin, _said(rewritten, when=_when(csv.stat().st_mtime))
+    return origin, None
 
 
 def _claims_part(root: Path, paper_id: str, verdicts: pd.DataFrame) -> tuple[list[str], list[str]]:
@@ -333,8 +452,9 @@ def _claims_part(root: Path, paper_id: str, verdicts: pd.DataFrame) -> tuple[lis
     hs.append(re.sub(r"`([^`<>]+)`", r"<code>\1</code>", _html_table(table)))  # `reading=value` in the cells
     fig = forest_plot(paper_id, verdicts, root / "figures" / f"claims.{paper_id}.png")
     if fig is not None:
-        md += [f"![claims of {paper_id}](figures/{fig.name})", ""]
-        hs.append(f"<p><img src='figures/{fig.name}' alt='claims of {paper_id}' style='max-width:100%'></p>")
+        fig_md, fig_html = _figure(f"figures/{fig.name}", f"claims of {paper_id}")
+        md += [fig_md, ""]
+        hs.append(fig_html)
     reach = readings_reach(paper_id)
     if not reach.empty:
         how = (
@@ -358,11 +478,13 @@ def _waves_part(root: Path) -> tuple[list[str], list[str]]:
     path = root / "waves.json"
     if not path.exists():
         return [], []
-    got = json.loads(path.read_text(encoding="utf-8"))
-    lines = [str(v["line"]) for k, v in got.items() if not k.startswith("_") and isinstance(v, dict) and "line" in v]
-    head = f"Stopped when decided ({got.get('_method', 'anytime-valid confidence sequences')}):"
-    md = ["", head, "", *[f"- {line}" for line in lines], ""]
-    hs = [f"<p>{_inline_html(head)}</p><ul>", *[f"<li>{_inline_html(line)}</li>" for line in lines], "</ul>"]
+    got = _record(path)
+    lines = [v["line"] for k, v in got.items() if not k.startswith("_") and isinstance(v, dict) and "line" in v]
+    head, head_html = _said(
+        "Stopped when decided ({method}):", method=got.get("_method", "anytime-valid confidence sequences")
+    )
+    md = ["", head, "", *[f"- {_md_code(line)}" for line in lines], ""]
+    hs = [f"<p>{head_html}</p><ul>", *[f"<li>{_html_text(line)}</li>" for line in lines], "</ul>"]
     return md, hs
 
 
@@ -371,7 +493,9 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
     root = results_dir(results)
     root.mkdir(parents=True, exist_ok=True)
     notebooks = _notebooks(root)
-    written_by = {str(t): name for name, stamp in notebooks for t in stamp.get("tables", [])}  # type: ignore[union-attr]
+    written_by = {
+        str(t): name for name, stamp in notebooks if isinstance(tables := stamp.get("tables"), list) for t in tables
+    }
     papers = _gather(root, written_by)
     verdicts = pd.read_csv(write_claims(root))
     stamp = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -383,8 +507,8 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
         "| paper | tables and figures run | transcribed, not run | the paper's claims, per source |",
         "| --- | --- | --- | --- |",
         *[
-            f"| {PAPERS.get(p.paper_id, p.paper_id)} | {len(p.tables)} | {len(p.pending)} | "
-            f"{claims_tally(p.paper_id, verdicts)} |"
+            f"| {PAPERS.get(p.paper_id) or _md_text(p.paper_id)} | {len(p.tables)} | {len(p.pending)} | "
+            f"{_md_cell(claims_tally(p.paper_id, verdicts))} |"
             for p in papers
         ],
         "",
@@ -414,20 +538,23 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
     ]
     if not notebooks:
         md.append("(none executed yet: run `./reproduce.sh`)")
-    for name, nb in notebooks:
+    for name, nb in notebooks:  # what a stamp says is quoted: a stamp is a file in the results folder
         status, error = nb.get("status", "?"), nb.get("error")
         good = nb.get("last_ok")
         page = f"{name}.failed" if good else name
+        html_link, nb_link, good_link = (
+            _href(f"notebooks/{p}") for p in (f"{page}.html", f"{page}.ipynb", f"{name}.html")
+        )
         kept = f" The last good run (finished {_when(good.get('finished'))}) is kept" if isinstance(good, dict) else ""
         md.append(
-            f"- `{name}`: {status} ([html](notebooks/{page}.html), [notebook](notebooks/{page}.ipynb))"
-            + (f": {error}" if error else "")
-            + (f".{kept}: [html](notebooks/{name}.html)." if kept else "")
+            f"- {_md_code(name)}: {_md_text(status)} ([html]({html_link}), [notebook]({nb_link}))"
+            + (f": {_md_text(error)}" if error else "")
+            + (f".{kept}: [html]({good_link})." if kept else "")
         )
         hs.append(
-            f"<li><a href='notebooks/{page}.html'><code>{name}</code></a>: {html.escape(str(status))}"
-            + (f": {_inline_html(str(error))}" if error else "")
-            + (f".{html.escape(kept)}: <a href='notebooks/{name}.html'>html</a>." if kept else "")
+            f"<li><a href='{html.escape(html_link)}'><code>{_html_text(name)}</code></a>: {_html_text(status)}"
+            + (f": {_html_text(error)}" if error else "")
+            + (f".{html.escape(kept)}: <a href='{html.escape(good_link)}'>html</a>." if kept else "")
             + "</li>"
         )
     hs.append("</ul>")
@@ -437,37 +564,40 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
 
     for paper in papers:
         title = PAPERS.get(paper.paper_id, paper.paper_id)
-        md += ["", f"## {title} (`{paper.paper_id}`)", ""]
-        hs.append(f"<h2>{html.escape(title)} (<code>{paper.paper_id}</code>)</h2>")
+        md += ["", f"## {_md_text(title)} ({_md_code(paper.paper_id)})", ""]
+        hs.append(f"<h2>{_html_text(title)} (<code>{_html_text(paper.paper_id)}</code>)</h2>")
         claims_md, claims_html = _claims_part(root, paper.paper_id, verdicts)
         md += claims_md
         hs += claims_html
         for t in paper.tables:
-            md += [f"### `{t.name}`", "", f"> {plain_text(t.caption)}", ""]
-            hs += [f"<h3><code>{t.name}</code></h3>", f"<p><i>{_inline_html(t.caption)}</i></p>"]
-            origin, warn = provenance(root, t.name, dict(notebooks))
-            md += [f"*{origin}*", ""] + ([f"> **Stale:** {warn}", ""] if warn else [])
-            hs.append(f"<p><i>{_inline_html(origin)}</i></p>")
+            md += [f"### {_md_code(t.name)}", "", f"> {plain_text(t.caption)}", ""]
+            hs += [f"<h3><code>{_html_text(t.name)}</code></h3>", f"<p><i>{_inline_html(t.caption)}</i></p>"]
+            (origin_md, origin_html), warn = provenance(root, t.name, dict(notebooks))
+            md += [f"*{origin_md}*", ""] + ([f"> **Stale:** {warn[0]}", ""] if warn else [])
+            hs.append(f"<p><i>{origin_html}</i></p>")
             if warn:
-                hs.append(f"<p style='background:#fff3cd;padding:4px'><b>Stale:</b> {_inline_html(warn)}</p>")
-            links = [f"[CSV](tables/{t.name}.csv)"]
-            hlinks = [f"<a href='tables/{t.name}.csv'>CSV</a>"]
+                hs.append(f"<p style='background:#fff3cd;padding:4px'><b>Stale:</b> {warn[1]}</p>")
+            csv = _href(f"tables/{t.name}.csv")
+            links, hlinks = [f"[CSV]({csv})"], [f"<a href='{html.escape(csv)}'>CSV</a>"]
             if t.notebook:
-                links.insert(0, f"written by [`{t.notebook}`](notebooks/{t.notebook}.html)")
-                hlinks.insert(0, f"written by <a href='notebooks/{t.notebook}.html'><code>{t.notebook}</code></a>")
+                by = _href(f"notebooks/{t.notebook}.html")
+                links.insert(0, f"written by [{_md_code(t.notebook)}]({by})")
+                hlinks.insert(0, f"written by <a href='{html.escape(by)}'><code>{_html_text(t.notebook)}</code></a>")
             md += [" · ".join(links), ""]
             hs.append(f"<p>{' · '.join(hlinks)}</p>")
             for fig in t.figures:
-                md += [f"![{fig}](figures/{fig})", ""]
-                hs.append(f"<p><img src='figures/{fig}' alt='{fig}' style='max-width:100%'></p>")
+                fig_md, fig_html = _figure(f"figures/{fig}", fig)
+                md += [fig_md, ""]
+                hs.append(fig_html)
             md += ["Agreement with the paper, per source and metric:", "", _md_table(t.agreement), ""]
             hs += ["<p>Agreement with the paper, per source and metric:</p>", _html_table(t.agreement)]
             more = f" The first {MAX_ROWS} rows; {t.more_rows} more are in the CSV." if t.more_rows else ""
             md += [f"Ours beside the paper's value:{more}", "", _md_table(t.layout), ""]
             hs += [f"<p>Ours beside the paper's value:{html.escape(more)}</p>", _html_table(t.layout)]
         for fig in paper.figures:
-            md += [f"![{fig}](figures/{fig})", ""]
-            hs.append(f"<p><img src='figures/{fig}' alt='{fig}' style='max-width:100%'></p>")
+            fig_md, fig_html = _figure(f"figures/{fig}", fig)
+            md += [fig_md, ""]
+            hs.append(fig_html)
         readings = readings_of(paper.paper_id)
         if not readings.empty:
             why = (
@@ -481,8 +611,8 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
                 "Rows of a simulated model (`sim:<name>`, tomlib.sim: declared competence, for rehearsing the scale "
                 "and checking the metrics). They are not a reproduction and are left out of the tables above:"
             )
-            md += [why, "", *[f"- {t}" for t in paper.simulated], ""]
-            hs += [f"<p>{_inline_html(why)}</p><ul>", *[f"<li>{_inline_html(t)}</li>" for t in paper.simulated]]
+            md += [why, "", *[f"- {sim_md}" for sim_md, _ in paper.simulated], ""]
+            hs += [f"<p>{_inline_html(why)}</p><ul>", *[f"<li>{sim_html}</li>" for _, sim_html in paper.simulated]]
             hs.append("</ul>")
             truth, counted = sim_truth(paper.paper_id, verdicts)
             if not truth.empty:
@@ -500,12 +630,13 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
             hs += [f"<p>{_inline_html(why)}</p><ul>", *[f"<li>{_inline_html(p)}</li>" for p in paper.pending]]
             hs.append("</ul>")
 
-    (root / "REPORT.md").write_text(portable(redact_text("\n".join(md) + "\n")))
+    # through a temp file and os.replace: a link planted at either name is replaced, not written through
+    write_atomic(root / "REPORT.md", portable(redact_text("\n".join(md) + "\n")))
     style = (
         "<style>body{font-family:sans-serif;max-width:1100px;margin:auto;padding:0 1em}"
         "table{border-collapse:collapse;font-size:13px;margin:0.5em 0}td,th{border:1px solid #ccc;padding:2px 6px}"
         "th{background:#f4f4f4}</style>"
     )
     head = f"<!doctype html><html><head><meta charset='utf-8'><title>tomlib results</title>{style}</head>"
-    (root / "REPORT.html").write_text(portable(redact_text(f"{head}<body>{''.join(hs)}</body></html>\n")))
+    write_atomic(root / "REPORT.html", portable(redact_text(f"{head}<body>{''.join(hs)}</body></html>\n")))
     return root / "REPORT.md"

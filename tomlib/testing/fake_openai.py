@@ -6,11 +6,18 @@ the peak number in flight. Responders see the request's headers under ``request[
 
 It answers only requests addressed to it (``Host: 127.0.0.1:PORT`` or ``localhost:PORT``) and refuses any other
 with 421, so a web page cannot reach it by DNS rebinding: the browser still sends the page's own host name.
+
+It runs inside a notebook's kernel (:class:`tomlib.sim.SimServer`), so what one client can make it hold is bounded:
+a POST needs a valid ``Content-Length`` of at most :data:`MAX_REQUEST_BYTES` (else 411, 400 or 413, and the
+connection closes), a connection that waits on its client for :data:`IDLE_TIMEOUT_S` is closed, and at most
+:data:`MAX_CONNECTIONS` are served at once (each holds a thread; one more is answered 503 and closed).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -18,6 +25,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+MAX_REQUEST_BYTES = 16 * 2**20
+"""The largest request body read (413 beyond). Our longest prompts are tens of KB and a model's whole context window
+is well under 1 MB of JSON, so this leaves ample room while bounding what one request makes the server hold (the
+body, then its parsed JSON at several times its size)."""
+IDLE_TIMEOUT_S = 60.0
+"""A connection whose client sends nothing for this long (between requests or in the middle of one) is closed: each
+open connection holds a thread. It is a bound on each wait for the client's bytes (and for the client to take ours),
+not on the time we take to answer, so slow and trickled replies are not cut. Longer than HTTP clients keep an idle
+pooled connection (httpx: 5 s), so the client is the one that closes it in ordinary use."""
+MAX_CONNECTIONS = 512
+"""Connections served at once, one thread each: several clients at the largest concurrency we configure (64) stay
+well below it. One more is answered 503 and closed at once, without a thread."""
+_BUSY = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+_LENGTH = re.compile(r"[0-9]+")
 
 
 @dataclass
@@ -43,6 +65,30 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 256
     allow_reuse_address = True
 
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], max_connections: int):
+        self._slots = threading.BoundedSemaphore(max_connections)
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread for the connection while a slot is free; else a 503 written from here and the connection closed
+        (a fresh socket's send buffer takes the few bytes without blocking)."""
+        if not self._slots.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.sendall(_BUSY)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
 
 class FakeOpenAIServer:
     """``with FakeOpenAIServer(latency_s=0.1) as srv: ...`` then point a model at ``srv.base_url``."""
@@ -53,8 +99,22 @@ class FakeOpenAIServer:
         latency_s: float = 0.0,
         responder: Callable[[dict[str, Any]], Reply | str] | None = None,
         keep_requests: bool = True,
+        max_request_bytes: int = MAX_REQUEST_BYTES,
+        idle_timeout_s: float = IDLE_TIMEOUT_S,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
+        """Args:
+        latency_s: seconds to wait before each reply (a scripted :class:`Reply` may set its own).
+        responder: computes the reply to a request once the script is empty; else an echo of the last user message.
+        keep_requests: keep every request and its headers (``requests``, ``headers``); False only counts them.
+        max_request_bytes: the largest request body read; a larger ``Content-Length`` is answered 413.
+        idle_timeout_s: how long a connection may wait on its client before it is closed.
+        max_connections: connections served at once; one more is answered 503.
+        """
         self.latency_s = latency_s
+        self.max_request_bytes = max_request_bytes
+        self.idle_timeout_s = idle_timeout_s
+        self.max_connections = max_connections
         self.responder = responder
         self.keep_requests = keep_requests  # False: count requests without keeping them (long rehearsals)
         self.count = 0
@@ -112,6 +172,7 @@ class FakeOpenAIServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
             disable_nagle_algorithm = True  # headers and body are separate writes; Nagle would add ~40 ms
+            timeout = fake.idle_timeout_s  # the socket's: each read from (and write to) the client waits this long
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -155,15 +216,46 @@ class FakeOpenAIServer:
                 else:
                     self._send(404, b'{"error": {"message": "not found"}}')
 
+            def _refuse(self, status: int, message: str) -> None:
+                """An error reply that closes the connection (the body, if any, is left unread)."""
+                self.close_connection = True
+                body = json.dumps({"error": {"message": message, "type": "fake", "code": None}}).encode()
+                self._send(status, body, {"Connection": "close"})
+
+            def _body(self) -> bytes | None:
+                """The request body, read only when one valid ``Content-Length`` within the bound announces it; else
+                None, with the error sent."""
+                lengths = self.headers.get_all("Content-Length") or []
+                if not lengths or "Transfer-Encoding" in self.headers:
+                    self._refuse(411, "a request body needs a Content-Length (no chunked encoding)")
+                    return None
+                if len(lengths) > 1 or not _LENGTH.fullmatch(lengths[0].strip()):
+                    said = ", ".join(lengths)[:40]
+                    self._refuse(400, f"Content-Length must be one non-negative integer, not {said!r}")
+                    return None
+                length = int(lengths[0])
+                if length > fake.max_request_bytes:
+                    self._refuse(413, f"request body of {length} bytes; at most {fake.max_request_bytes} are read")
+                    return None
+                return self.rfile.read(length)
+
             def do_POST(self) -> None:
                 if not self._addressed_here():
                     return
-                length = int(self.headers.get("Content-Length", "0"))
-                raw = self.rfile.read(length)
+                raw = self._body()
+                if raw is None:
+                    return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, b'{"error": {"message": "not found"}}')
                     return
-                request = json.loads(raw or b"{}")
+                try:
+                    request = json.loads(raw or b"{}")
+                except ValueError as exc:
+                    self._refuse(400, f"the body is not JSON: {exc}")
+                    return
+                if not isinstance(request, dict):
+                    self._refuse(400, "the body must be a JSON object")
+                    return
                 with fake._lock:
                     fake.count += 1
                     if fake.keep_requests:
@@ -218,7 +310,7 @@ class FakeOpenAIServer:
                     body = body[: len(body) // 2]
                 self._send(200, body, reply.headers, reply.trickle_s)
 
-        self._httpd = _Server(("127.0.0.1", 0), Handler)
+        self._httpd = _Server(("127.0.0.1", 0), Handler, self.max_connections)
         self._port = self._httpd.server_address[1]
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai", daemon=True)
         self._thread.start()

@@ -206,7 +206,7 @@ class TraceExplorer(W.VBox):
         self._draw(index)
         self.status.value = (
             f"<span style='color:#555'>{len(self._refs)} episode(s) · {len(self.trace):,} events loaded · "
-            f"run {self.run.value}</span>"
+            f"run {html.escape(str(self.run.value))}</span>"  # a run id is what its log says
         )
 
     def _on_episode(self, change: dict[str, Any]) -> None:

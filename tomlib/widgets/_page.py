@@ -3,16 +3,18 @@ internet (the widget state is embedded; the renderer and its icon fonts are copi
 
 from __future__ import annotations
 
+import html
+import io
 import json
 import os
 import re
-import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
 from tomlib.errors import UsageError
-from tomlib.paths import portable_file, results_dir, webdeps_dir
-from tomlib.redact import redact_file
+from tomlib.paths import portable, results_dir, webdeps_dir, write_atomic
+from tomlib.redact import redact_text
 from tomlib.trace._index import log_in
 
 STATIC = "_static"
@@ -45,12 +47,17 @@ def copy_renderer(folder: Path, script: str = "embed.js", sub: str = STATIC) -> 
         )
     static = folder / sub
     target = static / script
-    if not target.exists() or target.stat().st_size != (dist / script).stat().st_size:
+    try:  # a link is never taken for the copy: it could name a script of someone else's choosing
+        held = os.lstat(target)
+        fresh = stat.S_ISREG(held.st_mode) and held.st_size == (dist / script).stat().st_size
+    except FileNotFoundError:
+        fresh = False
+    if not fresh:
         static.mkdir(parents=True, exist_ok=True)
-        for pattern in _FONTS:
+        for pattern in _FONTS:  # through write_atomic: a link planted in the results folder is replaced
             for font in dist.glob(pattern):
-                shutil.copyfile(font, static / font.name)
-        shutil.copyfile(dist / script, target)  # last: its presence means the folder is complete
+                write_atomic(static / font.name, font.read_bytes())
+        write_atomic(target, (dist / script).read_bytes())  # last: its presence means the folder is complete
     return f"{sub}/{script}"
 
 
@@ -74,9 +81,10 @@ def write_page(
     box = explore([run_id], results=str(results_dir(results)), prerender=episodes, condition=condition)
     box.explorer.reload_button.layout.display = "none"  # type: ignore[attr-defined]  # a page has no kernel
     url = copy_renderer(path.parent)
-    embed_minimal_html(str(path), views=[box], title=f"tomlib run {run_id}", requirejs=False, embed_url=url, cors=False)
-    redact_file(path)
-    portable_file(path)
+    page = io.StringIO()
+    title = html.escape(f"tomlib run {run_id}")  # a run id is a folder's name: ipywidgets puts the title in as is
+    embed_minimal_html(page, views=[box], title=title, requirejs=False, embed_url=url, cors=False)
+    write_atomic(path, portable(redact_text(page.getvalue())))  # a link planted at the page's path is replaced
     return path
 
 

@@ -137,11 +137,26 @@ def run_source(start: dict[str, Any]) -> str:
     return ",".join(f"llm:{m}" for m in models) if models else "formal"
 
 
+def number(value: Any) -> float | None:
+    """``value`` as a float when a log holds a number there (or its digits), else None."""
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def whole(value: Any) -> int | None:
+    """``value`` as an int when a log holds a whole number there (or its digits), else None."""
+    got = number(value)
+    return int(got) if got is not None and got.is_integer() else None
+
+
 def score_value(payload: dict[str, Any]) -> float | None:
-    """The outcome in a ``score`` event: points/time (adaptive ToM) or final health (tom_ib)."""
+    """The outcome in a ``score`` event: points/time (adaptive ToM) or final health (tom_ib); None when the log
+    holds no number there."""
     for key in ("value", "final_health"):
         if payload.get(key) is not None:
-            return float(payload[key])
+            return number(payload[key])
     return None
 
 
@@ -407,8 +422,8 @@ def _agent_step(ev: pd.DataFrame, agent: str, actions: dict[str, str], kind: str
     for k, p in ev[["kind", "payload"]].itertuples(index=False):
         if k == "llm_call":
             view.calls += 1
-            view.tokens += int(p.get("prompt_tokens") or 0) + int(p.get("completion_tokens") or 0)
-            view.latency_s += float(p.get("latency_s") or 0.0)
+            view.tokens += (whole(p.get("prompt_tokens")) or 0) + (whole(p.get("completion_tokens")) or 0)
+            view.latency_s += number(p.get("latency_s")) or 0.0
             view.cache_hits += p.get("cache") == "hit"
             view.exchanges.append(exchange(p))
         elif k == "belief" and "levels" in p:  # Appendix C/D levels: the coalition paper's PM or a debater
@@ -416,7 +431,7 @@ def _agent_step(ev: pd.DataFrame, agent: str, actions: dict[str, str], kind: str
             for name, lv in (p.get("levels") or {}).items():
                 view.levels.append(
                     Level(
-                        int(name.removeprefix("ToM_level")),
+                        whole(str(name).removeprefix("ToM_level")),
                         agent,
                         lv.get("belief"),
                         lv.get("action"),
@@ -454,7 +469,7 @@ def _agent_step(ev: pd.DataFrame, agent: str, actions: dict[str, str], kind: str
                 view.levels.append(
                     Level(
                         lv.get("order"),
-                        f"player{int(lv['player']) + 1}",
+                        _seat(lv.get("player")),
                         lv.get("belief"),
                         lv.get("action"),
                         "exact best response (formal)",
@@ -470,6 +485,12 @@ def _agent_step(ev: pd.DataFrame, agent: str, actions: dict[str, str], kind: str
             view.attempts.append(p)
     view.saw = _what_it_saw(view, agent, kind, state)
     return view
+
+
+def _seat(player: Any) -> str:
+    """``player1`` for the formal chain's player 0."""
+    index = whole(player)
+    return "player?" if index is None else f"player{index + 1}"
 
 
 def _what_it_saw(view: AgentStep, agent: str, kind: str, state: dict[str, Any]) -> str:
