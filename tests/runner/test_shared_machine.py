@@ -129,6 +129,8 @@ def test_the_runner_refuses_a_results_folder_another_user_made(
     err = capsys.readouterr().err.strip()
     assert code == 2 and err.startswith("tomlib: error: Refusing") and "\n" not in err, err
     assert f"belongs to uid {ATTACKER}" in err and "--results DIR" in err
+    assert main(["report", "--results", str(rec)]) == 2  # the report alone, too
+    assert f"belongs to uid {ATTACKER}" in capsys.readouterr().err
     assert victim.read_text() == "mine\n" and sorted(p.name for p in rec.iterdir()) == ["REPORT.md"]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pandas as pd
@@ -9,6 +10,7 @@ import pandas as pd
 from tomlib.claims import load_claims, verdict_text
 from tomlib.claims._robust import load_readings
 from tomlib.claims._text import fmt, robustness_across, robustness_text
+from tomlib.paths import write_atomic
 
 
 def claims_table(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
@@ -151,6 +153,8 @@ def forest_plot(paper_id: str, verdicts: pd.DataFrame, path: Path) -> Path | Non
     fig.suptitle(f"{paper_id}: effect and 95% CI per claim (each strip on its own scale)", fontsize=10)
     fig.tight_layout(rect=(0, 0.05, 1, 0.97))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    write_atomic(path, buf.getvalue())  # a link planted at the figure's name is replaced, not written through
     plt.close(fig)
     return path

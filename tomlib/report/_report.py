@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from tomlib.claims import write_claims
-from tomlib.paths import data_dir, portable, results_dir, write_atomic
+from tomlib.paths import data_dir, portable, results_for_writing, write_atomic
 from tomlib.redact import redact_text
 from tomlib.report._claims import claims_table, claims_tally, forest_plot, readings_reach, sim_truth
 from tomlib.report._tables import PAPER_IDS, compare, paper_table_index, read_results, side_by_side
@@ -489,9 +489,9 @@ def _waves_part(root: Path) -> tuple[list[str], list[str]]:
 
 
 def build_report(results: str | os.PathLike[str] | None = None) -> Path:
-    """Write REPORT.md and REPORT.html under ``results`` and return the markdown path."""
-    root = results_dir(results)
-    root.mkdir(parents=True, exist_ok=True)
+    """Write REPORT.md and REPORT.html under ``results`` and return the markdown path. A results folder another user
+    could plant links in is refused (:func:`tomlib.paths.results_folder`)."""
+    root = results_for_writing(results)
     notebooks = _notebooks(root)
     written_by = {
         str(t): name for name, stamp in notebooks if isinstance(tables := stamp.get("tables"), list) for t in tables
