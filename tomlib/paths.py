@@ -152,7 +152,7 @@ def private_dir(
     if not stat.S_ISDIR(st.st_mode):
         raise refuse("it is not a folder", f"Remove it, {fix}")
     if st.st_uid != os.geteuid():
-        raise refuse(f"it belongs to uid {st.st_uid}, not to you (uid {os.geteuid()})", f"Remove it, {fix}")
+        raise refuse(f"it belongs to uid {st.st_uid}, not to you (uid {os.geteuid()})", f"Use another folder, {fix}")
     if st.st_mode & 0o022:
         raise refuse(*_open_to_others(folder, st.st_mode, fix))
     if bad := _unsafe_on_the_way(folder):
@@ -247,7 +247,7 @@ def results_folder(path: str | os.PathLike[str]) -> Path:
     if not stat.S_ISDIR(st.st_mode):
         raise UsageError(f"The results folder {folder} is not a folder. Remove it, or {fix}.")
     if st.st_uid != os.geteuid():
-        raise refuse(f"it belongs to uid {st.st_uid}, not to you (uid {os.geteuid()})", f"Remove it, or {fix}")
+        raise refuse(f"it belongs to uid {st.st_uid}, not to you (uid {os.geteuid()})", fix[0].upper() + fix[1:])
     mode = stat.S_IMODE(st.st_mode)
     if mode & 0o022:
         who = "any user" if mode & 0o002 else "its group"
