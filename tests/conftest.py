@@ -29,6 +29,17 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
+def stand_in_renderer(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A stand-in for the widget renderer ``./reproduce.sh`` fetches (``TOMLIB_WEBDEPS``): ``tomlib view`` copies it
+    beside the page, which no test here opens in a browser."""
+    dist = isolated / "webdeps" / "html-manager" / "dist"
+    dist.mkdir(parents=True)
+    (dist / "embed.js").write_text("// the renderer\n")
+    monkeypatch.setenv("TOMLIB_WEBDEPS", str(isolated / "webdeps"))
+    return isolated / "webdeps"
+
+
+@pytest.fixture
 def server() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer() as srv:
         yield srv

@@ -385,15 +385,6 @@ def test_plan_out_where_no_file_can_be_written_is_one_line_and_touches_nothing(
     assert "notebooks:" in (tmp_path / "new" / "plan.yaml").read_text()
 
 
-@pytest.fixture
-def webdeps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A stand-in for the widget renderer ./reproduce.sh fetches (the page is not opened)."""
-    dist = tmp_path / "webdeps" / "html-manager" / "dist"
-    dist.mkdir(parents=True)
-    (dist / "embed.js").write_text("// stand-in\n")
-    monkeypatch.setenv("TOMLIB_WEBDEPS", str(tmp_path / "webdeps"))
-
-
 def _compressed_run(run_id: str) -> Path:
     from tomlib.trace import RunLog
     from tomlib.trace._index import compress_log
@@ -407,7 +398,7 @@ def _compressed_run(run_id: str) -> Path:
 
 
 def test_view_of_a_compressed_log_without_its_index_writes_the_page(
-    tmp_path: Path, webdeps: None, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, stand_in_renderer: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """It ended in `IndexError: list index out of range`."""
     gz = _compressed_run("noindex")
@@ -418,7 +409,7 @@ def test_view_of_a_compressed_log_without_its_index_writes_the_page(
 
 
 def test_view_of_a_log_compressed_twice_is_one_line(
-    tmp_path: Path, webdeps: None, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, stand_in_renderer: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import gzip
 

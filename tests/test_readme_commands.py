@@ -228,12 +228,8 @@ def _dead_pid() -> int:
 
 
 @pytest.fixture
-def results(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def results(isolated: Path, stand_in_renderer: Path) -> Path:
     """A tmp results folder, and a stand-in for the widget renderer ./reproduce.sh fetches (the page is not opened)."""
-    dist = isolated / "webdeps" / "html-manager" / "dist"
-    dist.mkdir(parents=True)
-    (dist / "embed.js").write_text("// stand-in\n")
-    monkeypatch.setenv("TOMLIB_WEBDEPS", str(isolated / "webdeps"))
     return isolated / "results"
 
 

@@ -240,7 +240,8 @@ def results_folder(path: str | os.PathLike[str]) -> Path:
             pass
         except OSError as exc:
             raise UsageError(
-                f"The results folder {made} cannot be made ({exc.strerror}). Fix the permissions, or {fix}."
+                f"The results folder {folder} is not writable: {made} cannot be made ({exc.strerror}). Fix the "
+                f"permissions, or {fix}."
             ) from None
     real = Path(os.path.realpath(folder))
     st = os.stat(real)

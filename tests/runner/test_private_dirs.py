@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._other_users import run_as_nobody
 from tomlib.errors import UsageError
 from tomlib.paths import private_dir, scratch_base
 
@@ -165,34 +166,15 @@ def nobody_home() -> Iterator[Path]:
 def test_as_nobody_the_helper_makes_its_own_folders_and_refuses_another_users(nobody_home: Path) -> None:
     """The victim is an ordinary user: ``nobody`` runs the helper (stdlib only, from a world-readable copy of tomlib
     with Debian's Python, since the venv lies under /root) among folders root made in its home."""
-    python = "/usr/bin/python3.11" if os.access("/usr/bin/python3.11", os.X_OK) else None
-    if python is None:
-        pytest.skip("no Python that nobody can run")
-    copy = Path(tempfile.mkdtemp(prefix="tomlib-paths-as-nobody-"))
-    try:
-        shutil.copytree(ROOT / "tomlib", copy / "tomlib", ignore=shutil.ignore_patterns("__pycache__"))
-        for p in [copy, *copy.rglob("*")]:
-            p.chmod(0o755 if p.is_dir() else 0o644)
-        for name, mode in (("roots", 0o700), ("roots-open", 0o777)):  # another user's folders, one open to all
-            (nobody_home / name).mkdir()
-            (nobody_home / name).chmod(mode)
-        (nobody_home / "project" / ".tomlib").mkdir(parents=True)
-        os.chown(nobody_home / "project", NOBODY, NOBODY)
-        (nobody_home / "project" / ".tomlib").chmod(0o777)  # root's, writable by all: nobody must refuse it
-        (nobody_home / "run").mkdir(mode=0o700)
-        os.chown(nobody_home / "run", NOBODY, NOBODY)
-        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
-        out = subprocess.run(
-            [*AS_NOBODY, python, "-c", NOBODY_DRIVER, str(nobody_home)],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
-        )
-        assert out.returncode == 0, out.stderr
-        seen = json.loads(out.stdout)
-    finally:
-        shutil.rmtree(copy, ignore_errors=True)
+    for name, mode in (("roots", 0o700), ("roots-open", 0o777)):  # another user's folders, one open to all
+        (nobody_home / name).mkdir()
+        (nobody_home / name).chmod(mode)
+    (nobody_home / "project" / ".tomlib").mkdir(parents=True)
+    os.chown(nobody_home / "project", NOBODY, NOBODY)
+    (nobody_home / "project" / ".tomlib").chmod(0o777)  # root's, writable by all: nobody must refuse it
+    (nobody_home / "run").mkdir(mode=0o700)
+    os.chown(nobody_home / "run", NOBODY, NOBODY)
+    seen = run_as_nobody(NOBODY_DRIVER, str(nobody_home))
     assert seen["mine"] == [NOBODY, 0o700]
     assert "belongs to uid 0" in seen["roots"] and "belongs to uid 0" in seen["roots-open"]
     assert seen["project"] == "/tmp"  # root's .tomlib, open to all, is not used; a fresh folder in sticky /tmp is
@@ -316,30 +298,11 @@ print(json.dumps(out))
 def test_as_nobody_the_run_share_refuses_folders_another_user_can_change(nobody_home: Path) -> None:
     """The victim is ``nobody``: its folder inside another user's (755) is refused, and its run's shared folder is
     checked again before each load, so a pickle planted after the folder was opened to others never runs."""
-    python = "/usr/bin/python3.11" if os.access("/usr/bin/python3.11", os.X_OK) else None
-    if python is None:
-        pytest.skip("no Python that nobody can run")
-    copy = Path(tempfile.mkdtemp(prefix="tomlib-runshare-as-nobody-"))
-    try:
-        shutil.copytree(ROOT / "tomlib", copy / "tomlib", ignore=shutil.ignore_patterns("__pycache__"))
-        for p in [copy, *copy.rglob("*")]:
-            p.chmod(0o755 if p.is_dir() else 0o644)
-        mine = _theirs(nobody_home / "theirs") / "mine"
-        mine.mkdir(mode=0o700)
-        os.chown(mine, NOBODY, NOBODY)
-        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
-        planted = pickle.dumps(_Planted(str(nobody_home / "ran")))
-        out = subprocess.run(
-            [*AS_NOBODY, python, "-c", RUNSHARE_DRIVER, str(nobody_home)],
-            input=planted,
-            capture_output=True,
-            env=env,
-            timeout=60,
-        )
-        assert out.returncode == 0, out.stderr.decode()
-        seen = json.loads(out.stdout)
-    finally:
-        shutil.rmtree(copy, ignore_errors=True)
+    mine = _theirs(nobody_home / "theirs") / "mine"
+    mine.mkdir(mode=0o700)
+    os.chown(mine, NOBODY, NOBODY)
+    planted = pickle.dumps(_Planted(str(nobody_home / "ran")))
+    seen = run_as_nobody(RUNSHARE_DRIVER, str(nobody_home), stdin=planted)
     assert f"belongs to uid {ATTACKER}" in seen["in-theirs"], seen
     assert seen["first"] == [1]
     assert "any user can write to it" in seen["second"] and seen["ran"] is False, seen
