@@ -23,7 +23,6 @@ ATTACKER = 4242  # a uid of no one here: only root can give it a folder
 ROOT = Path(__file__).resolve().parents[1]
 CAN_DROP = os.geteuid() == 0 and shutil.which("setpriv") is not None
 PYTHON = "/usr/bin/python3.11"
-as_root = pytest.mark.skipif(not CAN_DROP, reason="needs root and setpriv to act as another user")
 
 
 def as_uid(uid: int) -> list[str]:

@@ -1,16 +1,27 @@
-"""Shared fixtures: every test gets its own response store, results directory and transcripts folder."""
+"""Shared fixtures: every test gets its own response store, results directory and transcripts folder; the tiers
+(``tests/_tiers.py``); and the offline series, executed once per run of the suite for every test that reads it."""
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests._tiers import _fast_stays_fast, pytest_collection_modifyitems, pytest_runtest_setup
 from tomlib.llm import ChatModel, ModelConfig, ResponseStore
+from tomlib.paths import project_root
 from tomlib.testing import FakeOpenAIServer
+
+__all__ = ["_fast_stays_fast", "pytest_collection_modifyitems", "pytest_runtest_setup"]  # hooks pytest finds here
+
+PLANTED = "planted-secret-4f9e1b7c2d8a"
+"""A key-shaped value in the executed series' environment (its kernels inherit it): no output may show it."""
 
 
 @pytest.fixture(autouse=True)
@@ -78,3 +89,49 @@ def make_model(server: FakeOpenAIServer, tmp_path: Path) -> Iterator[Any]:
 
 def user(text: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": text}]
+
+
+def made_once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
+    """``make(folder)``'s record, made once per run of the suite: by the first worker to ask, while the others wait
+    (pytest-xdist runs one process a core); the others read the record it wrote. ``make`` must return JSON."""
+    base = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # shared by the workers of this run
+    folder, record = base / name, base / f"{name}.json"
+    with open(base / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not record.exists():
+            folder.mkdir(exist_ok=True)
+            record.write_text(json.dumps(make(folder)))
+    return {**json.loads(record.read_text()), "folder": folder}
+
+
+@pytest.fixture(scope="session")
+def offline_series(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The offline series at its default sizes, as ``./reproduce.sh`` runs it (the committed transcripts replayed,
+    pages exported with the widget scripts when ``./reproduce.sh`` fetched them), then REPORT: executed once per run
+    of the suite and read by every test that needs an executed series.
+
+    Returns ``{"results": folder, "outcomes": [{"name", "status"}...], "summary": text}``. Readers must not change
+    the folder."""
+
+    def run(root: Path) -> dict[str, Any]:
+        from tomlib.report import build_report
+        from tomlib.runner import run_notebooks, summarize
+
+        webdeps = Path(os.environ.get("TOMLIB_WEBDEPS", project_root() / ".tomlib" / "webdeps"))
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("TOMLIB_RESULTS", str(root / "results"))
+            mp.setenv("TOMLIB_STORE", str(root / "store" / "responses.sqlite"))
+            mp.delenv("TOMLIB_TRANSCRIPTS", raising=False)  # the committed transcripts, as a user replays them
+            mp.delenv("TOMLIB_LLM_MODE", raising=False)
+            mp.setenv("SOME_SERVICE_API_KEY", PLANTED)
+            if (webdeps / "html-manager" / "dist" / "embed-amd.js").exists():
+                mp.setenv("TOMLIB_WEBDEPS", str(webdeps))
+            out = run_notebooks("default", progress=False, jobs=2)
+            if all(o.status == "ok" for o in out):
+                build_report()
+        return {"outcomes": [{"name": o.name, "status": o.status} for o in out], "summary": summarize(out)}
+
+    made = made_once(tmp_path_factory, "offline-series", run)
+    return {**made, "results": made["folder"] / "results"}

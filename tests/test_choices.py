@@ -9,6 +9,8 @@ import pytest
 
 from tomlib.choices import accuracy, extract_choice
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 DATA = json.loads((Path(__file__).parent / "data" / "messy_choice_replies.json").read_text())
 DEFAULT = [("A", "12"), ("B", "15"), ("C", "18"), ("D", "21"), ("E", "None of these")]
 

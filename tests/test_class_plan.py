@@ -15,6 +15,8 @@ import pytest
 from tomlib.experiments import adaptive_tom as at
 from tomlib.experiments import tom_ib
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -47,8 +49,10 @@ def plan_edits() -> list[tuple[str, dict[str, object]]]:
     return edits
 
 
+@pytest.mark.series
 def test_every_parameter_change_in_the_class_plan_runs_offline(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each exercise, run through the runner on the class's copies, writes into the class's results folder only."""
+    """Each exercise, run through the runner on the class's copies at smoke sizes (the lesson is the parameter it
+    changes), writes into the class's results folder only."""
     from tomlib.classroom import prepare
     from tomlib.runner import run_notebooks, summarize
 
@@ -61,7 +65,7 @@ def test_every_parameter_change_in_the_class_plan_runs_offline(isolated: Path, m
     edits = plan_edits()
     assert [s for s, _ in edits] == ["00_quickstart", "06_tom_ib_fig5"], edits
     for stem, overrides in edits:
-        out = run_notebooks("default", [stem], directory=work, overrides=overrides, html=False, progress=False)
+        out = run_notebooks("smoke", [stem], directory=work, overrides=overrides, html=False, progress=False)
         assert [o.status for o in out] == ["ok"], summarize(out)
         assert (work / "results" / "notebooks" / f"{stem}.ipynb").exists()
     assert {p: p.read_bytes() for p in researcher.rglob("*") if p.is_file()} == before

@@ -13,6 +13,8 @@ import pytest
 from tomlib.classroom import lab_env, main, prepare, quiet_lab
 from tomlib.paths import project_root
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def test_the_working_copy_keeps_student_work_and_leaves_the_committed_notebooks_alone(isolated: Path) -> None:
     committed = {p.name: p.read_bytes() for p in (project_root() / "notebooks").glob("*.ipynb")}
@@ -60,6 +62,7 @@ def researcher(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return results
 
 
+@pytest.mark.series
 def test_class_work_in_the_lab_and_through_the_runner_never_touches_the_researchers_results(
     isolated: Path, researcher: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

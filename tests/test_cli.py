@@ -10,6 +10,8 @@ from tests.conftest import user
 from tomlib.__main__ import main
 from tomlib.llm import ResponseStore
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def test_cache_stats_export_import_prune(
     make_model, server, tmp_path: Path, capsys: pytest.CaptureFixture[str]

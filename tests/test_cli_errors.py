@@ -17,6 +17,8 @@ from tests.planning.pilots import CLAIM as PILOT_CLAIM
 from tests.planning.pilots import pilot as make_pilot
 from tomlib.__main__ import main
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -234,6 +236,7 @@ def test_output_into_a_closed_pipe_stops_quietly() -> None:
     os.geteuid() != 0 or shutil.which("setpriv") is None or not os.access("/usr/bin/python3.11", os.X_OK),
     reason="needs root, setpriv and Debian's python3.11 to run tomlib as nobody",
 )
+@pytest.mark.as_nobody
 def test_a_profile_another_user_owns_the_folder_of_is_one_line_with_the_ways_out() -> None:
     """As nobody, on root's checkout: plan prints its plan, then says it cannot write the profile, in one line. The
     pilot is a folder of this test's own (the checkout's results/ may not exist), one that nobody can read."""
@@ -256,6 +259,7 @@ def test_a_profile_another_user_owns_the_folder_of_is_one_line_with_the_ways_out
     os.geteuid() != 0 or shutil.which("setpriv") is None or not os.access("/usr/bin/python3.11", os.X_OK),
     reason="needs root, setpriv and Debian's python3.11 to run tomlib as nobody",
 )
+@pytest.mark.as_nobody
 def test_a_pilot_another_user_keeps_closed_is_one_line_about_reading_it() -> None:
     """As nobody, a --pilot inside root's private folder: the line names it and does not talk of the checkout."""
     private = Path(tempfile.mkdtemp(prefix="tomlib-private-"))  # mode 700, root's

@@ -7,6 +7,8 @@ import pytest
 from tomlib.datasets import MMLU_SUBJECTS, aqua_rat, humaneval, mbpp, mmlu
 from tomlib.errors import UsageError
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def test_counts_match_the_sources_file() -> None:
     assert len(humaneval()) == 164

@@ -10,6 +10,8 @@ from tomlib.llm import ChatModel
 from tomlib.paths import data_dir
 from tomlib.quickstart import ask_k_level, k_level_messages
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 @pytest.mark.parametrize("tom_order", [0, 1, 2])
 def test_transcript_replays_each_tom_order_offline(tom_order: int, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -32,6 +32,8 @@ import pytest
 from tomlib.__main__ import build_parser, main
 from tomlib.trace import RunLog
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 TOMLIB = ".venv/bin/tomlib"

@@ -17,6 +17,8 @@ from tomlib.report import build_report
 from tomlib.runner import Profile, run_notebooks, summarize
 from tomlib.testing import FakeOpenAIServer, Reply
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 NOTEBOOK_BODY = """
 import os
 from tomlib.llm import ChatModel
@@ -52,6 +54,7 @@ def keys(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     return planted
 
 
+@pytest.mark.series
 def test_no_key_reaches_any_file_or_output(
     keys: dict[str, str], isolated: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -123,6 +126,7 @@ def test_no_key_reaches_any_file_or_output(
         "token " + "sk-" + secrets.token_hex(12) + " in the reply",  # key-shaped, drawn here so no file holds one
         "the planted value plantedLineSecret-99 here",
     ],
+    ids=["bearer", "api-key", "sk-key", "env-value"],  # fixed ids: parallel workers must collect the same names
 )
 def test_the_run_log_fast_path_still_redacts(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from tomlib.redact import _PATTERNS, Redactor

@@ -6,9 +6,13 @@ import asyncio
 import math
 from pathlib import Path
 
+import pytest
+
 from tomlib.agents import AdaptiveToMAgent, FormalToMAgent, play_episode
 from tomlib.envs import load_game, rng_for
 from tomlib.trace import RunLog, load_runs, payload_frame
+
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 
 def score(spec: str, a, b, episode: int = 0) -> float:  # type: ignore[no-untyped-def]

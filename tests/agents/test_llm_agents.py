@@ -6,10 +6,14 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from tomlib.agents import AdaptiveToMAgent, play_episode
 from tomlib.agents.llm import LLMPredictor, LLMResponder, LLMToM, LLMToMAgent
 from tomlib.envs import load_game
 from tomlib.trace import RunLog, load_runs, payload_frame
+
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 
 def always(action: str):  # type: ignore[no-untyped-def]

@@ -6,9 +6,12 @@ import asyncio
 import random
 
 import numpy as np
+import pytest
 
 from tomlib.agents.partners import GreedyAgent, _recalling
 from tomlib.envs import load_game
+
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 
 def _library_greedy(game, player):  # type: ignore[no-untyped-def]

@@ -16,6 +16,8 @@ from tomlib.agents._selfplay import DELIVERY_REWARD, SelfPlayKitchens
 from tomlib.agents.ppo import Policy, Population, PPOPartner, WeightsUnavailable, features, weights_path
 from tomlib.envs.overcooked import OvercookedGame
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 @pytest.fixture(scope="module")
 def game() -> OvercookedGame:

@@ -18,6 +18,8 @@ from tomlib.asp import (
 )
 from tomlib.envs.city import Action, City
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 CITY = City()
 STATE = CITY.apply(CITY.reset(), "FOOD_AGENT", Action("MOVE", "d2"))  # food agent now in d2; medical's turn
 

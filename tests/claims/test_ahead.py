@@ -14,6 +14,8 @@ from tomlib.claims import _ahead, judge, judge_ahead
 from tomlib.experiments import adaptive_tom as at
 from tomlib.runner._execute import papers_ready
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 @pytest.fixture(autouse=True)
 def nothing_ahead() -> None:

@@ -5,12 +5,15 @@ over every claim of the papers)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tomlib.claims._calibrate import calibrate, draw, mc_bound, null_effect, planned_units
 from tomlib.claims._stats import Estimate
 from tomlib.claims._verdict import ALPHA, power_at, units_for_power
 
 from .test_engine import claim
+
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 
 def test_the_power_at_the_planned_units_is_the_target_and_fewer_units_fall_short() -> None:

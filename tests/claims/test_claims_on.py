@@ -5,8 +5,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from tomlib.claims import claims_on
 from tomlib.experiments import adaptive_tom as at
+
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 
 def test_a_claim_resting_on_a_table_these_results_lack_says_so(tmp_path: Path) -> None:

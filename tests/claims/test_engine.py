@@ -11,6 +11,8 @@ import pytest
 from tomlib.claims import Claim
 from tomlib.claims._verdict import ALPHA, verdicts
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def claim(**over: object) -> Claim:
     fields: dict = {

@@ -13,6 +13,8 @@ from tomlib.claims import _memo, _verdict, claims_on, judge, load_claims, verdic
 from tomlib.experiments import adaptive_tom as at
 from tomlib.runshare import ENV_SHARED
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def _table1(results: Path, episodes: int = 3, seed: int = 42) -> None:
     asyncio.run(at.table1(tasks=["memory_1"], episodes=episodes, seed=seed, progress=False, results=str(results)))

@@ -6,7 +6,11 @@ import ast
 import json
 from pathlib import Path
 
+import pytest
+
 from tomlib.claims import PAPERS, load_claims
+
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 

@@ -18,6 +18,8 @@ from tomlib.claims._registry import PAPERS, Claim, claims_dir
 from tomlib.claims._verdict import ClaimDataError, groups
 from tomlib.errors import ConfigFileError
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 FIELDS = ("select", "a", "b")
 
 

@@ -8,6 +8,8 @@ from tomlib.claims import PAPERS, load_claims, misquoted, papers_dir
 from tomlib.claims._registry import Claim
 from tomlib.errors import ConfigFileError
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 @pytest.mark.parametrize("paper", PAPERS)
 def test_every_claim_is_well_formed(paper: str) -> None:

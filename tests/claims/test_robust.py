@@ -17,6 +17,8 @@ from tomlib.paths import data_dir
 
 from .test_engine import claim
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def reading(**over: object) -> Reading:
     fields: dict = {

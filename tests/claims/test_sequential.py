@@ -13,6 +13,8 @@ from tomlib.claims._calibrate import design, draw
 from tomlib.claims._sequential import confidence_sequence, decide, first_units, observations, sequential_verdict
 from tomlib.claims._verdict import groups
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 pytest.importorskip("confseq.boundaries")
 
 REPS, LOOKS, STEP = 300, 20, 10  # 300 streams looked at after every 10 observations, up to 200

@@ -11,6 +11,8 @@ from tests.claims.test_engine import claim
 from tomlib.claims._truth import declared_truth, matches, point_effect
 from tomlib.claims._verdict import groups
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def frame(c: object, rows: list[dict]) -> pd.DataFrame:
     table = pd.DataFrame(rows).assign(metric="score", source="sim:x")

@@ -22,6 +22,8 @@ from tomlib.experiments import coalition_reasoning as cr
 from tomlib.programming import TeamConfig
 from tomlib.sim import SimServer, SimSpec
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 ROOT = Path(__file__).resolve().parents[2]
 HEAD = ["paper_id", "table_id"]
 TAIL = ["metric", "value", "source"]
@@ -75,6 +77,7 @@ def assert_every_claim_judged(source: str) -> pd.DataFrame:
     return rows
 
 
+@pytest.mark.sim
 def test_the_programming_tables_write_their_units(sim_model: SimServer, isolated: Path) -> None:
     configs = [*cp.tables10_12_configs(), TeamConfig(pm_tom=0)]  # every condition of Tables 1-3, 6, 10-12
     runs = asyncio.run(

@@ -6,9 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from tests.planning.pilots import pilot
 from tomlib.claims import read_units, write_claims, write_units
+
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 
 def test_units_and_claims_are_written_beside_a_planted_link_not_through_it(tmp_path: Path) -> None:

@@ -8,11 +8,14 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from tomlib.claims import Claim, judge, load_claims, read_units, verdicts
 from tomlib.experiments import tom_ib
 from tomlib.paths import data_dir
 from tomlib.sim._play import city_reply, city_translation, city_view
+
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 COLUMNS = [
     "paper_id",

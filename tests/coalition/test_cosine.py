@@ -7,6 +7,8 @@ import pytest
 
 from tomlib.coalition import cosine_alignment
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 @pytest.mark.parametrize("embedding", ["tfidf", "hashing"])
 def test_cosine_is_one_for_the_same_trajectory_and_zero_for_disjoint_ones(embedding: str) -> None:

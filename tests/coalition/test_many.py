@@ -16,6 +16,8 @@ from tomlib.coalition._appendix_g import check_appendix_g, random_instance
 from tomlib.coalition._many import close, solve_many
 from tomlib.workers import ENV_WORKERS
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 @pytest.fixture(autouse=True)
 def no_pool_left() -> None:

@@ -39,6 +39,8 @@ from tomlib.coalition._asp import _blocking_coalition
 from tomlib.paths import data_dir
 from tomlib.trace import RunLog, load_runs
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 SCORES = st.sampled_from([-1.0, -0.5, 0.0, 0.5, 1.0, 0.3, -0.3])  # few values: many ties
 
 

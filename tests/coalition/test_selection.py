@@ -20,6 +20,8 @@ from tomlib.debate import DebateConfig
 from tomlib.experiments._selection import random_instances, selection_shares
 from tomlib.programming import TeamConfig
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 NAMES = ["ToM0", "ToM1", "ToM2"]
 
 

@@ -11,6 +11,8 @@ import pytest
 from tomlib.debate import DebateConfig, cooperation_rate, debater_names, run_debate, win_rates
 from tomlib.trace import RunLog, load_runs, payload_frame
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def responder(request: dict) -> str:  # type: ignore[type-arg]
     system, user = request["messages"][0]["content"], request["messages"][-1]["content"]

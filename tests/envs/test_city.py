@@ -13,6 +13,8 @@ from tomlib.asp import exact_unit, optimal_plan, replay_plan
 from tomlib.envs.city import AGENTS, PROVENANCE, Action, City, CityParams, CityState, IllegalCityAction
 from tomlib.paths import data_dir
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def test_every_parameter_has_a_documented_source() -> None:
     assert set(PROVENANCE) == set(CityParams.model_fields)

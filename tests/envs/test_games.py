@@ -7,6 +7,8 @@ import pytest
 from tomlib.envs import GridWorld, IllegalAction, Layout, load_game, parse_spec
 from tomlib.envs.conformance import check_game
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 SPECS = [
     "matrix(memory=1)",
     "matrix(memory=n)",

@@ -9,8 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests._other_users import ATTACKER, as_root
+from tests._other_users import ATTACKER
 from tomlib.envs import _kitchen
+
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 GRID = ("XXPXX", "O1 2D", "XXSXX")  # three floor cells: the onions left, the dishes right, pot above, window below
 START = (0, 0, 0, 2, 0, 0, 0)  # both cooks at the ends, facing up, empty-handed; an empty pot
@@ -119,7 +121,7 @@ def test_the_cache_key_covers_the_kitchen_and_the_model_source(
     assert _kitchen._cache_path(GRID, START, COOK_TIME) != path
 
 
-@as_root
+@pytest.mark.as_nobody
 def test_a_kitchen_another_user_left_in_the_cache_is_not_read(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A solved kitchen decides Table 3's cells: one planted by another user (here another kitchen's values, under the
     name this one's would have) is solved again, never read."""

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from tomlib.envs import load_game
 from tomlib.envs.overcooked import ACTION_NAMES, lib_key
+
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 
 def test_kept_next_states_equal_fresh_transitions() -> None:

@@ -10,6 +10,8 @@ import pytest
 from tomlib.envs import load_game
 from tomlib.tom._formal import best_responses
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 @pytest.fixture(scope="module")
 def kitchens() -> dict:

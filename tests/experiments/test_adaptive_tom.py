@@ -14,6 +14,8 @@ from tomlib.agents import FormalToMAgent
 from tomlib.experiments import adaptive_tom as at
 from tomlib.report import validate_results
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def run(coro):  # type: ignore[no-untyped-def]
     return asyncio.run(coro)

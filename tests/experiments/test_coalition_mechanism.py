@@ -9,6 +9,8 @@ import pytest
 from tomlib.experiments import coalition_mechanism as cm
 from tomlib.report import validate_results
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def test_the_worked_example_picks_the_two_engineers_appendix_a_scores_best() -> None:
     view = cm.mechanism_view(cm.worked_instance())

@@ -13,6 +13,8 @@ from tomlib.experiments import coalition_reasoning as cr
 from tomlib.report import validate_results
 from tomlib.sandbox import CheckCache
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 GOOD = (
     "```python\ndef has_close_elements(numbers, threshold):\n    return any(abs(a - b) < threshold for i, a in "
     "enumerate(numbers) for b in numbers[i + 1:])\n```"

@@ -16,6 +16,8 @@ from tomlib.experiments import adaptive_tom as at
 from tomlib.experiments.adaptive_tom import _offload, _played
 from tomlib.workers import ENV_WORKERS, formal_workers, per_notebook
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def _play(monkeypatch: pytest.MonkeyPatch, tmp: Path, workers: int) -> tuple[list[at.Reproduction], Any, Path]:
     """Table 3 with the stand-in and A-ToM's losses carried, a Table 1 with the shared tie model, and the stand-in's

@@ -20,6 +20,8 @@ from tomlib.experiments.adaptive_tom._setup import AGENT_NAMES, Setup
 from tomlib.runshare import ENV_SHARED
 from tomlib.workers import ENV_WORKERS
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 AGENTS = ["ToM-0", "Greedy", "A-ToM (FTL)"]
 
 

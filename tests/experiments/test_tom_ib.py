@@ -14,6 +14,8 @@ from tomlib.experiments import tom_ib
 from tomlib.report import validate_results
 from tomlib.trace import load_runs, payload_frame
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 RETRY = "Your earlier tries this turn failed"
 
 

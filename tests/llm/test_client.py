@@ -22,6 +22,8 @@ from tomlib.llm import (
 )
 from tomlib.testing import Reply
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def test_auto_mode_calls_once_then_hits_the_store(make_model, server) -> None:  # type: ignore[no-untyped-def]
     m = make_model()

@@ -33,6 +33,8 @@ from tomlib.llm import _client as client_module
 from tomlib.testing import Reply
 from tomlib.trace import RunLog, load_runs, payload_frame
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 class Answer(BaseModel):
     action: str

@@ -29,13 +29,12 @@ from tomlib.llm._local import LocalServer, _bound_socket
 from tomlib.llm._local_serve import MAX_BODY_BYTES
 from tomlib.testing import FakeOpenAIServer
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 NOBODY = 65534
 AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all"]
 NOBODY_PYTHON = "/usr/bin/python3.11"  # Debian's: nobody cannot enter the venv's interpreter under /root
-as_root = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("setpriv") is None or not os.access(NOBODY_PYTHON, os.X_OK),
-    reason="needs root, setpriv and /usr/bin/python3.11 to act as another user",
-)
+nobody_python = pytest.mark.skipif(not os.access(NOBODY_PYTHON, os.X_OK), reason="needs /usr/bin/python3.11 for nobody")
 ALIAS = "smollm2"
 MB = 1 << 20
 KEY = SampleKey(experiment="server_test", condition="c", episode=0, step=0, agent="a", purpose="p")
@@ -249,7 +248,8 @@ finally:
 
 
 @pytest.mark.live_local
-@as_root
+@pytest.mark.as_nobody
+@nobody_python
 def test_a_squatter_run_as_nobody_never_gets_the_prompts(tmp_path: Path) -> None:
     """``nobody`` learns the port as soon as it is chosen and binds it the moment it can, serving a look-alike
     OpenAI server; the model's replies are still the model's, and the squatter sees no prompt."""

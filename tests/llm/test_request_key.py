@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 
 from tomlib.llm import ModelConfig, SampleKey, Sampling, build_request, request_key
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 MSGS = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "A or B?"}]
 SK = SampleKey(experiment="adaptive_tom.table1", condition="m1:tom1_vs_tom2", episode=3, step=7, agent="p1")
 

@@ -6,11 +6,16 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
+
+import pytest
 
 from tomlib.llm import ResponseStore
 from tomlib.testing import FakeOpenAIServer
 from tomlib.trace import load_runs, payload_frame
+
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 WORKER = Path(__file__).with_name("resume_worker.py")
 N = 20
@@ -23,7 +28,16 @@ def _prompts(requests: list[dict]) -> list[str]:  # type: ignore[type-arg]
 def test_sigkill_half_way_then_rerun_repeats_no_completed_call(tmp_path: Path) -> None:
     root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": root}
-    with FakeOpenAIServer(latency_s=0.05) as srv:
+    killed = threading.Event()
+
+    def held_after_ten(request: dict) -> str:  # type: ignore[type-arg]
+        """Steps 10 on wait for the kill, so a loaded machine cannot let the first run finish before it lands."""
+        prompt = request["messages"][-1]["content"]
+        if int(prompt.split()[1]) >= 10:
+            killed.wait(timeout=60)
+        return f"fake reply to: {prompt}"
+
+    with FakeOpenAIServer(latency_s=0.05, responder=held_after_ten) as srv:
         proc = subprocess.Popen(
             [sys.executable, str(WORKER), srv.base_url, "run-1", str(N)], stdout=subprocess.PIPE, text=True, env=env
         )
@@ -33,6 +47,7 @@ def test_sigkill_half_way_then_rerun_repeats_no_completed_call(tmp_path: Path) -
                 break
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
+        killed.set()
         assert proc.returncode == -signal.SIGKILL
 
         store = ResponseStore()

@@ -11,6 +11,8 @@ import pytest
 
 from tomlib.llm import ResponseStore, SampleKey, Sampling, build_request, request_key
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 IDENTITY = {"kind": "openai", "endpoint": "e", "model": "m"}
 
 
@@ -51,7 +53,8 @@ def _opener(path: str, barrier: object, worker: int) -> None:
 
 def test_many_processes_creating_a_new_store_at_once(tmp_path: Path) -> None:
     """Regression: the WAL switch on a brand-new file raced and failed with 'database is locked'."""
-    ctx = multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")  # fresh processes without 18 imports of tomlib: forked from one
+    ctx.set_forkserver_preload([__name__])
     for trial in range(3):
         path = str(tmp_path / f"fresh{trial}.sqlite")
         barrier = ctx.Barrier(6)

@@ -13,6 +13,8 @@ from tomlib.llm import ResponseStore, SampleKey, Sampling, StoreError, build_req
 from tomlib.llm._codec import MIN_SAMPLES, dict_id_of, paper_of, shipped_dictionaries
 from tomlib.llm._request import canonical_json
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 IDENTITY = {"kind": "openai", "endpoint": "e", "model": "m"}
 RULES = "You play a repeated coordination game with a partner. " * 20  # what every call of a paper repeats
 

@@ -10,6 +10,8 @@ from pydantic import BaseModel
 from tests.conftest import user
 from tomlib.llm import CallRecord, StructuredOutputError, extract_json
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 class Belief(BaseModel):
     tom_order: int

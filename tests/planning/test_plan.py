@@ -18,6 +18,8 @@ from tomlib.claims._verdict import paper_distance
 from tomlib.planning import make_plan, select_claims
 from tomlib.planning._plan import family_sizes
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def _line(plan, claim_id: str = CLAIM):
     return next(c for c in plan.claims if c.claim.claim_id == claim_id)
@@ -80,6 +82,7 @@ def test_an_unpriced_model_and_a_typo_are_refused_with_the_fix(isolated: Path, c
     assert "(did you mean 'coalition'?)" in err and "the papers are" in err
 
 
+@pytest.mark.series
 def test_the_written_profile_runs_the_plan_and_nothing_else(isolated: Path, capsys: pytest.CaptureFixture) -> None:
     """A plan for the sim model, whose pilot shows a spread small enough that 1 task per benchmark decides the
     claim: the written profile runs notebook 08 at those sizes (and skips every other notebook)."""

@@ -13,9 +13,12 @@ from tomlib.__main__ import main
 from tomlib.planning import read_records
 from tomlib.planning._waves import WaveRecord
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 pytest.importorskip("confseq.boundaries")
 
 
+@pytest.mark.series
 def test_a_notebook_runs_in_waves_and_says_what_each_claim_came_to(
     isolated: Path, capsys: pytest.CaptureFixture
 ) -> None:

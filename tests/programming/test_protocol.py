@@ -16,6 +16,8 @@ from tomlib.programming import TeamConfig, run_episode, team_instance
 
 from .test_team import play, responder
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def pm_prompts(server) -> list[str]:  # type: ignore[no-untyped-def]
     pm = "project manager of a team"

@@ -17,6 +17,8 @@ from tomlib.report import validate_results
 from tomlib.trace import load_runs
 from tomlib.widgets import Trace, step_html
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 GOOD = (
     "def has_close_elements(numbers, threshold):\n"
     "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n"

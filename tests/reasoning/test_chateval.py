@@ -5,8 +5,12 @@ from __future__ import annotations
 import asyncio
 import re
 
+import pytest
+
 from tomlib.datasets import ChoiceQuestion
 from tomlib.reasoning import run_chateval
+
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 Q = ChoiceQuestion("t/2", "aqua_rat", "", "3 x 3 = ?", (("A", "6"), ("B", "9"), ("C", "12")), "B")
 

@@ -6,8 +6,12 @@ import asyncio
 import json
 import re
 
+import pytest
+
 from tomlib.datasets import ChoiceQuestion
 from tomlib.reasoning import Answer, plurality, run_coalition_team
+
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 Q = ChoiceQuestion("t/0", "aqua_rat", "", "14 - 2.5 - 2.5 = ?", (("A", "9"), ("B", "8.5"), ("C", "10")), "A")
 

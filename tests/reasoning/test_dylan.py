@@ -10,6 +10,8 @@ import pytest
 from tomlib.datasets import ChoiceQuestion
 from tomlib.reasoning import MMLU_ROLES, normalised, parse_ratings, run_dylan
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 Q = ChoiceQuestion(
     "t/1", "mmlu", "abstract_algebra", "2 + 2 = ?", (("A", "3"), ("B", "4"), ("C", "5"), ("D", "6")), "B"
 )

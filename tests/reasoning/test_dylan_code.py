@@ -12,6 +12,8 @@ from tomlib.datasets import CodeTask
 from tomlib.reasoning import CODE_ROLES, counting_tests, parse_asserts, run_dylan_code
 from tomlib.sandbox import CheckCache, run_tests
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 TASK = CodeTask(
     task_id="T/0",
     benchmark="humaneval",

@@ -19,6 +19,8 @@ from tomlib.report import (
     write_table,
 )
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def reproduced() -> pd.DataFrame:
     """Rows a Table 1 notebook would write: two formal cells and one LLM cell (values made up for the test)."""

@@ -30,6 +30,8 @@ from tomlib.experiments import tom_ib
 from tomlib.report import save_figure
 from tomlib.report._plots import legend_overlaps
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

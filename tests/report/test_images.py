@@ -7,6 +7,7 @@ import io
 from pathlib import Path
 
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -15,6 +16,8 @@ import numpy as np
 from PIL import Image
 
 from tomlib.report._images import shrink_notebook_images, small_png
+
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 
 def _plot_png() -> bytes:

@@ -8,6 +8,8 @@ import pytest
 from tomlib.report import condition_columns, paper_table, paper_table_index
 from tomlib.report._tables import paper_tables_dir
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 FILES = sorted(p for p in paper_tables_dir().glob("*.csv") if not p.name.endswith(".index.csv"))
 
 

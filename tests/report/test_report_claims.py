@@ -4,9 +4,12 @@ simulated model's verdicts set against the truth its competence declares."""
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from tomlib.claims import VERDICT_COLUMNS
 from tomlib.report._claims import claims_tally, sim_truth
+
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 
 def verdicts(rows: list[dict]) -> pd.DataFrame:

@@ -19,6 +19,8 @@ import pytest
 from tomlib.report import build_report, paper_table, write_table
 from tomlib.report._report import _inline_html, safe_target
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 SCRIPT = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 LINK = "[click](javascript:alert(3))"
 # a new line of its own (for a shell start-up file or a heading), markup, and Unicode line breaks

@@ -12,6 +12,8 @@ import pytest
 from tomlib.report import build_report, paper_table, write_table
 from tomlib.report._report import _inline_html, plain_text
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def visible(page: str) -> str:
     """The text a reader sees: no tags, no style."""

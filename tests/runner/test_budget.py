@@ -11,6 +11,8 @@ from tests.runner.test_runner import write_nb
 from tomlib.__main__ import main
 from tomlib.testing import FakeOpenAIServer
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 CALLS = """
 from tomlib.llm import ChatModel
 chat = ChatModel.from_name("fake", mode=llm_mode)
@@ -20,6 +22,7 @@ print(chat.usage)
 """
 
 
+@pytest.mark.series
 def test_the_series_stops_at_the_budget_and_a_rerun_resumes(
     isolated: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -16,6 +16,8 @@ from tomlib.__main__ import main
 from tomlib.report import build_report
 from tomlib.testing import FakeOpenAIServer
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 ROOT = Path(__file__).resolve().parents[2]
 PRICED = "price_per_1k_input: 0.001, price_per_1k_output: 0.002"
 
@@ -38,6 +40,7 @@ def _models(isolated: Path, monkeypatch: pytest.MonkeyPatch, server: FakeOpenAIS
     monkeypatch.setenv("TOMLIB_CONFIGS", str(configs))
 
 
+@pytest.mark.series
 def test_the_estimate_reaches_the_terminal_and_a_notebook_over_the_budget_spends_nothing(
     isolated: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -85,6 +88,7 @@ def test_an_unknown_model_is_caught_before_any_kernel_with_the_closest_name(
         assert server.n_requests == 0
 
 
+@pytest.mark.series
 def test_a_failed_attempt_is_kept_beside_the_good_notebook_and_the_report_says_which_is_which(
     isolated: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -17,6 +17,8 @@ from tomlib.runner._papermill import execute_one
 
 from .test_runner import write_nb
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 psutil = pytest.importorskip("psutil")
 
 SAYS = (
@@ -53,6 +55,7 @@ def closed() -> Iterator[None]:
     _kernels.close()
 
 
+@pytest.mark.series
 def test_every_kernel_has_tomlib_imported_and_an_empty_namespace(tmp_path: Path, closed: None) -> None:
     nb = write_nb(tmp_path / "in.ipynb", "x = 1", SAYS)
     status, _, error = execute_one(nb, tmp_path / "out.ipynb", {})
@@ -62,6 +65,7 @@ def test_every_kernel_has_tomlib_imported_and_an_empty_namespace(tmp_path: Path,
     assert gone(int(pid)), "the notebook's kernel is shut down once it is done"
 
 
+@pytest.mark.series
 def test_a_warm_kernel_is_used_only_when_it_fits(tmp_path: Path, closed: None) -> None:
     nb = write_nb(tmp_path / "in.ipynb", "x = 1", SAYS)
     env = dict(os.environ)
@@ -103,6 +107,7 @@ def run_three(tmp_path: Path) -> list[list[str]]:
     return [said(Path(o.output)) for o in out]
 
 
+@pytest.mark.series
 def test_a_series_runs_each_next_notebook_in_a_kernel_started_before_it_and_leaves_none(
     tmp_path: Path, isolated: Path
 ) -> None:
@@ -113,6 +118,7 @@ def test_a_series_runs_each_next_notebook_in_a_kernel_started_before_it_and_leav
     assert all(gone(int(k[0]), timeout=10) for k in kernels), "no kernel outlives the run"
 
 
+@pytest.mark.series
 def test_warm_kernels_can_be_switched_off_and_a_typo_is_refused_before_the_cluster_starts(
     tmp_path: Path, isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

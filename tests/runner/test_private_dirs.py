@@ -25,11 +25,12 @@ from tests._other_users import run_as_nobody
 from tomlib.errors import UsageError
 from tomlib.paths import private_dir, scratch_base
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 NOBODY = 65534
 ROOT = Path(__file__).resolve().parents[2]
 AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all"]
 CAN_DROP = os.geteuid() == 0 and shutil.which("setpriv") is not None
-as_root = pytest.mark.skipif(not CAN_DROP, reason="needs root and setpriv to act as another user")
 
 
 def _mode(path: Path) -> int:
@@ -98,7 +99,7 @@ def test_a_private_dir_refuses_what_another_user_could_swap(
     assert str(path) in message and why in message and "\n" not in message, message
 
 
-@as_root
+@pytest.mark.as_nobody
 def test_a_private_dir_refuses_a_folder_another_user_made(tmp_path: Path) -> None:
     theirs = tmp_path / "theirs"
     theirs.mkdir(mode=0o700)
@@ -162,7 +163,7 @@ def nobody_home() -> Iterator[Path]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-@as_root
+@pytest.mark.as_nobody
 def test_as_nobody_the_helper_makes_its_own_folders_and_refuses_another_users(nobody_home: Path) -> None:
     """The victim is an ordinary user: ``nobody`` runs the helper (stdlib only, from a world-readable copy of tomlib
     with Debian's Python, since the venv lies under /root) among folders root made in its home."""
@@ -193,7 +194,7 @@ def _theirs(path: Path, mode: int = 0o755) -> Path:
     return path
 
 
-@as_root
+@pytest.mark.as_nobody
 @pytest.mark.parametrize("mode", [0o755, 0o1777], ids=["755", "1777-sticky"])
 def test_a_private_dir_refuses_a_parent_another_user_owns(tmp_path: Path, mode: int) -> None:
     """The owner of a folder may rename anything in it, sticky bit or not: our folder inside it is theirs to swap."""
@@ -245,6 +246,7 @@ def test_the_run_share_checks_its_folder_at_every_use(tmp_path: Path, monkeypatc
     assert not marker.exists()
 
 
+@pytest.mark.as_nobody
 def test_the_run_share_reads_no_link_and_no_file_of_another_user(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -294,7 +296,7 @@ print(json.dumps(out))
 """
 
 
-@as_root
+@pytest.mark.as_nobody
 def test_as_nobody_the_run_share_refuses_folders_another_user_can_change(nobody_home: Path) -> None:
     """The victim is ``nobody``: its folder inside another user's (755) is refused, and its run's shared folder is
     checked again before each load, so a pickle planted after the folder was opened to others never runs."""
@@ -345,7 +347,7 @@ def _under(path: str, folder: Path) -> bool:
     return Path(os.path.abspath(path)).is_relative_to(folder)
 
 
-@pytest.mark.slow
+@pytest.mark.as_nobody
 def test_the_local_cluster_uses_no_folder_another_user_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tomlib.runner._cluster import open_client
 
@@ -416,7 +418,7 @@ def _site_packages_for_nobody() -> str | None:
     return site if probe.returncode == 0 else None
 
 
-@pytest.mark.slow
+@pytest.mark.as_nobody
 def test_as_nobody_the_local_cluster_uses_no_folder_another_user_made(nobody_home: Path) -> None:
     """The victim is an ordinary user (``nobody``), the attacker another one (uid 4242): dask's ``-<uid>`` fallback
     and its shared folder both planted before nobody's run starts its cluster."""

@@ -14,6 +14,8 @@ from tomlib.errors import UsageError
 from tomlib.runner import Profile, run_notebooks, summarize, sweep
 from tomlib.runner._execute import replay_miss_hint
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def write_nb(path: Path, params: str, body: str) -> Path:
     nb = nbformat.v4.new_notebook()
@@ -39,6 +41,7 @@ def series(tmp_path: Path) -> Path:
 PROFILE = Profile(name="t", parameters={"greeting": "hello", "not_declared_anywhere": 1})
 
 
+@pytest.mark.series
 def test_keeps_going_past_a_failure_and_summarizes_it(series: Path, isolated: Path) -> None:
     out = run_notebooks(PROFILE, directory=series, progress=False, html=False)
     assert [(o.name, o.status) for o in out] == [("01_bad", "failed"), ("02_good", "ok")]
@@ -49,6 +52,7 @@ def test_keeps_going_past_a_failure_and_summarizes_it(series: Path, isolated: Pa
     assert "FAILED 01_bad: cell" in text
 
 
+@pytest.mark.series
 def test_cli_exits_non_zero_with_the_summary(series: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["run", "--profile", "smoke", "--notebooks-dir", str(series), "--no-html"])
     assert code == 1
@@ -56,6 +60,7 @@ def test_cli_exits_non_zero_with_the_summary(series: Path, capsys: pytest.Captur
     assert "FAILED 01_bad" in printed and "boom" in printed
 
 
+@pytest.mark.series
 def test_up_to_date_notebooks_are_skipped_unless_forced(series: Path) -> None:
     first = run_notebooks(PROFILE, ["02"], directory=series, progress=False, html=False)
     again = run_notebooks(PROFILE, ["02"], directory=series, progress=False, html=False)
@@ -66,6 +71,7 @@ def test_up_to_date_notebooks_are_skipped_unless_forced(series: Path) -> None:
     assert [r[0].status for r in (first, again, forced, changed)] == ["ok", "skipped", "ok", "ok"]
 
 
+@pytest.mark.series
 def test_failed_notebooks_are_not_considered_up_to_date(series: Path) -> None:
     run_notebooks(PROFILE, ["01"], directory=series, progress=False, html=False)
     assert run_notebooks(PROFILE, ["01"], directory=series, progress=False, html=False)[0].status == "failed"
@@ -82,6 +88,7 @@ def test_unknown_notebook_name_lists_the_series(series: Path) -> None:
         run_notebooks(PROFILE, ["99"], directory=series, progress=False)
 
 
+@pytest.mark.series
 def test_sweep_runs_the_grid_in_parallel_and_resumes(tmp_path: Path, isolated: Path) -> None:
     d = tmp_path / "sw"
     d.mkdir()
@@ -134,25 +141,25 @@ def test_sweep_rejects_a_grid_the_notebook_cannot_take(
         sweep(str(nb), grid, profile=Profile(name="t"), progress=False)
 
 
-def test_smoke_profile_runs_the_real_series_offline(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("TOMLIB_TRANSCRIPTS")  # replay the committed transcripts, as a user would
-    planted = "planted-secret-4f9e1b7c2d8a"
-    monkeypatch.setenv("SOME_SERVICE_API_KEY", planted)  # the kernels inherit it; no output may show it
-    out = run_notebooks("smoke", progress=False)
-    assert out and all(o.status == "ok" for o in out), summarize(out)
-    res = isolated / "results"
+@pytest.mark.series
+def test_the_offline_series_runs_end_to_end_at_its_default_sizes(offline_series: dict) -> None:  # type: ignore[type-arg]
+    """``./reproduce.sh``'s main job: every notebook of the series runs offline (the committed transcripts replayed),
+    writes its executed copy and page, and no output shows a key its kernels had in their environment."""
+    from tests.conftest import PLANTED
+
+    outcomes, res = offline_series["outcomes"], offline_series["results"]
+    assert outcomes and all(o["status"] == "ok" for o in outcomes), offline_series["summary"]
+    assert len(outcomes) == len(sorted((Path(__file__).parents[2] / "notebooks").glob("[0-9][0-9]_*.ipynb")))
     for path in res.rglob("*"):
         if path.is_file():
-            assert planted.encode() not in path.read_bytes(), f"secret leaked into {path}"
-    for o in out:
-        assert (res / "notebooks" / f"{o.name}.ipynb").exists()
-        assert (res / "notebooks" / f"{o.name}.html").exists()
-    from tomlib.report import build_report
-
-    report = build_report().read_text()
-    assert "00_quickstart" in report
+            assert PLANTED.encode() not in path.read_bytes(), f"secret leaked into {path}"
+    for o in outcomes:
+        assert (res / "notebooks" / f"{o['name']}.ipynb").exists()
+        assert (res / "notebooks" / f"{o['name']}.html").exists()
+    assert "00_quickstart" in (res / "REPORT.md").read_text()
 
 
+@pytest.mark.series
 def test_run_takes_parameters_and_names_a_typo_or_a_wrong_type(
     series: Path, isolated: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -186,6 +193,7 @@ def test_plain_papermill_names_a_misspelled_parameter_of_a_real_notebook(
     assert "Passed unknown parameter: episodes" not in caplog.text
 
 
+@pytest.mark.series
 def test_what_is_exported_names_no_local_path_and_stamps_the_sandbox(series: Path, isolated: Path) -> None:
     from tomlib.paths import project_root
     from tomlib.report import build_report
@@ -219,6 +227,7 @@ def test_an_unknown_sandbox_mode_fails_before_any_notebook_runs(
     assert not (series.parent / "results" / "notebooks" / "02_good.stamp.json").exists()
 
 
+@pytest.mark.series
 def test_a_log_gets_one_plain_line_per_notebook_not_bar_refreshes(
     series: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -229,6 +238,7 @@ def test_a_log_gets_one_plain_line_per_notebook_not_bar_refreshes(
     assert "[1/2] 01_bad failed in" in out and "boom" in out and "[2/2] 02_good ok in" in out
 
 
+@pytest.mark.series
 def test_sweep_run_folders_spell_out_their_grid_values_and_old_folders_resume(
     tmp_path: Path, isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -264,6 +274,7 @@ def test_sweep_run_folders_spell_out_their_grid_values_and_old_folders_resume(
     assert _sweep.run_id_for("n", {"a": 1}, {"a": 1}) != _sweep.run_id_for("n", {"a": 1, "b": 2}, {"a": 1})
 
 
+@pytest.mark.series
 def test_an_empty_string_parameter_survives_the_sweeps_results_csv(tmp_path: Path, isolated: Path) -> None:
     from tomlib.runner import read_sweep_results
 
@@ -283,6 +294,7 @@ def test_an_empty_string_parameter_survives_the_sweeps_results_csv(tmp_path: Pat
     assert read_sweep_results(index.with_name("results.csv")).equals(got)
 
 
+@pytest.mark.series
 def test_an_exported_page_finds_every_icon_font_beside_it(
     series: Path, isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -314,6 +326,7 @@ def test_an_exported_page_finds_every_icon_font_beside_it(
     assert not failed, failed  # before: @jupyter-widgets/<font>.woff2, .woff and .ttf were missing
 
 
+@pytest.mark.series
 def test_a_replay_miss_under_changed_parameters_says_the_recordings_are_of_the_defaults(tmp_path: Path) -> None:
     d = tmp_path / "nbs"
     d.mkdir()

@@ -20,9 +20,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests._other_users import ATTACKER, NOBODY, as_root, give, run_as_nobody
+from tests._other_users import ATTACKER, NOBODY, give, run_as_nobody
 from tomlib.errors import UsageError
 from tomlib.paths import results_folder, write_atomic
+
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 
 def _mode(path: Path) -> int:
@@ -112,7 +114,7 @@ def _plant_report_link(rec: Path, victim: Path, uid: int) -> None:
     os.lchown(rec / "REPORT.md", uid, uid)
 
 
-@as_root
+@pytest.mark.as_nobody
 @pytest.mark.parametrize("mode", [0o777, 0o755], ids=["open-to-all", "theirs-alone"])
 def test_the_runner_refuses_a_results_folder_another_user_made(
     sticky: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: int
@@ -134,7 +136,7 @@ def test_the_runner_refuses_a_results_folder_another_user_made(
     assert victim.read_text() == "mine\n" and sorted(p.name for p in rec.iterdir()) == ["REPORT.md"]
 
 
-@as_root
+@pytest.mark.as_nobody
 def test_the_runner_refuses_a_results_folder_holding_another_users_link(
     sticky: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -173,7 +175,7 @@ print(json.dumps(out))
 """
 
 
-@as_root
+@pytest.mark.as_nobody
 def test_as_nobody_a_results_folder_another_user_made_or_planted_is_refused(sticky: Path, reachable: Path) -> None:
     """The victim is ``nobody``, the attacker uid 4242, both in a shared sticky folder like /tmp."""
     victim = give(reachable / "home", NOBODY, 0o755) / "bashrc"
@@ -277,7 +279,7 @@ def test_a_store_in_a_folder_others_can_write_is_refused(sticky: Path) -> None:
     assert not (sticky / "rec.sqlite").exists()
 
 
-@as_root
+@pytest.mark.as_nobody
 def test_planted_spooled_replies_never_come_back(sticky: Path, tmp_path: Path) -> None:
     """The store where the old recipe put it (/tmp/rec.sqlite), its spool made by another user first."""
     from tomlib.llm import ResponseStore
@@ -326,7 +328,7 @@ print(json.dumps(out))
 """
 
 
-@as_root
+@pytest.mark.as_nobody
 def test_as_nobody_planted_spooled_replies_never_come_back(sticky: Path) -> None:
     base = give(sticky / "base", NOBODY, 0o755)
     shared = give(base / "shared", NOBODY, 0o777)  # the victim's folder, open to all as /tmp is
@@ -364,7 +366,7 @@ def _plant_pass(path: Path, uid: int) -> None:
     path.chmod(0o666)
 
 
-@as_root
+@pytest.mark.as_nobody
 def test_a_planted_verdict_cache_is_refused(sticky: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tomlib.sandbox._cache import CheckCache
 
@@ -400,7 +402,7 @@ print(json.dumps(out))
 """
 
 
-@as_root
+@pytest.mark.as_nobody
 def test_as_nobody_a_verdict_cache_another_user_made_is_refused(reachable: Path) -> None:
     mine = give(give(reachable / "home", NOBODY, 0o755) / "store", NOBODY, 0o700)
     _plant_pass(mine / "sandbox-checks.sqlite", ATTACKER)

@@ -25,6 +25,8 @@ from tomlib.errors import UsageError
 from tomlib.sandbox import Limits, check_many, run_tests
 from tomlib.sandbox._run import ISOLATION, SandboxUnavailable
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 FAST = Limits(timeout_s=3, cpu_s=2, memory_mb=512, file_mb=4)
 BARE = Limits(
     timeout_s=3, cpu_s=2, memory_mb=512, file_mb=4, namespaces=False
@@ -50,7 +52,7 @@ ADVERSARIAL = {
 }
 
 
-@pytest.fixture(params=["this user", "nobody"])
+@pytest.fixture(params=["this user", pytest.param("nobody", marks=pytest.mark.as_nobody)])
 def as_user(request: pytest.FixtureRequest) -> Checker:
     if request.param == "nobody" and (why := skip_reason()):
         pytest.skip(why)
@@ -273,7 +275,6 @@ def test_every_humaneval_canonical_solution_passes_its_own_tests() -> None:
     assert not failed, failed
 
 
-@pytest.mark.slow
 def test_every_mbpp_reference_solution_passes_its_own_tests() -> None:
     tasks = mbpp("all")
     assert (len(tasks), len(mbpp("test")), len(mbpp("sanitized"))) == (974, 500, 427)

@@ -11,12 +11,15 @@ from tomlib.claims._verdict import verdicts
 from tomlib.experiments._calibration import run_block, the_claim
 from tomlib.sim import SimSpec
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def _verdict(paper: str, spec: dict[str, object], units: int) -> dict:
     frame = run_block(paper, spec, units, seed=3)
     return verdicts("cal", [the_claim(paper)], {"calibration": frame}).iloc[0].to_dict()
 
 
+@pytest.mark.sim
 def test_a_declared_gain_of_tom_ib_is_supported_and_the_callers_results_are_untouched(isolated: Path) -> None:
     got = _verdict("tom_ib", {"city_idle": {"Base": 0.6, "ToM+IB": 0.0}}, units=6)
     assert got["verdict"] == "supported" and got["effect"] > 0 and got["n_units"] == 12, got
@@ -32,6 +35,7 @@ def test_the_declared_competence_names_known_configurations() -> None:
         SimSpec(city_idle={"Base": 1.5})
 
 
+@pytest.mark.sim
 def test_matrix_agents_of_their_declared_order_coordinate_when_aligned_and_coin_flips_do_not(isolated: Path) -> None:
     exact = _verdict("adaptive_tom", {"tom_error": 0.0}, units=4)
     assert exact["verdict"] == "supported" and exact["effect"] > 20, exact
@@ -40,6 +44,7 @@ def test_matrix_agents_of_their_declared_order_coordinate_when_aligned_and_coin_
     assert abs(gap["aligned"] - gap["misaligned"]) < 6, gap  # 40 episodes a pair: SE about 2.1 points
 
 
+@pytest.mark.sim
 def test_engineers_who_follow_a_coalition_leader_raise_ftm_and_equal_rates_do_not(isolated: Path) -> None:
     c = the_claim("coalition")
 

@@ -17,9 +17,12 @@ from tomlib.programming import TeamConfig
 from tomlib.sim import SimServer, SimSpec
 from tomlib.sim._declared import expected_ftm
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 SPEC = SimSpec(name="sim", p_follow=0.3, follow_by_pm={"ToM-1+matching": 0.95}, follow_later={"Engineer4": 0.0})
 
 
+@pytest.mark.sim
 @pytest.mark.parametrize("sim", [SPEC], indirect=True)
 def test_matching_moves_ftm_as_declared_and_the_verdicts_match_the_truth(sim: SimServer, isolated: Path) -> None:
     runs = programming([TeamConfig(pm_tom=1, matching=False), TeamConfig(pm_tom=1, matching=True)], tasks=12)

@@ -13,6 +13,8 @@ from tomlib.llm import ChatModel
 from tomlib.sim import SimServer
 from tomlib.testing import FakeOpenAIServer
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 CHAT = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hello"}]}).encode()
 
 

@@ -17,6 +17,8 @@ from tomlib.sim import SimServer, SimSpec
 from tomlib.sim._play import CityView, city_policy
 from tomlib.trace import load_runs
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def _table2(episodes: int) -> at.Reproduction:
     return asyncio.run(
@@ -40,6 +42,7 @@ def _expert_hits(results: Path, run_id: str | None, partner: str) -> list[list[b
     ]
 
 
+@pytest.mark.sim
 @pytest.mark.parametrize("sim", [SimSpec(name="tom", tom_error=0.0)], indirect=True)
 def test_exact_tom_agents_on_the_simulation_are_the_formal_agents(sim: SimServer, isolated: Path) -> None:
     """With no errors the simulated chain is a formal ToM-k player (Memory-1 has no ties): every cell equals the
@@ -56,6 +59,7 @@ def test_exact_tom_agents_on_the_simulation_are_the_formal_agents(sim: SimServer
         assert len(hits) == 2 * 2 * 15 and all(h[order] for h in hits), partner
 
 
+@pytest.mark.sim
 @pytest.mark.parametrize("sim", [SimSpec(name="tom", tom_error=0.1)], indirect=True)
 def test_expert_accuracy_is_the_declared_error_rate(sim: SimServer, isolated: Path) -> None:
     """Two actions: an erring call flips its chain's output. Against a ToM-0 partner the ToM-0 expert's one call and

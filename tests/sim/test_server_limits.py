@@ -16,6 +16,8 @@ import pytest
 from tomlib.sim import SimServer
 from tomlib.testing import FakeOpenAIServer, Reply
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 WAIT_S = 10.0  # how long a test waits on the server before calling it a hang (never a timing assertion)
 CHAT = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hello"}]}).encode()
 

@@ -15,6 +15,8 @@ from tomlib.experiments import coalition_reasoning as cr
 from tomlib.programming import TeamConfig
 from tomlib.sim import SimServer, SimSpec
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def programming(configs: list[TeamConfig], tasks: int) -> cp.Runs:
     return asyncio.run(
@@ -30,6 +32,7 @@ def programming(configs: list[TeamConfig], tasks: int) -> cp.Runs:
     )
 
 
+@pytest.mark.sim
 def test_pass_at_1_and_ftm_are_the_declared_competence(sim: SimServer) -> None:
     spec = sim.spec
     runs = programming([TeamConfig(pm_tom=1, matching=False), TeamConfig(pm_tom=2, matching=False)], tasks=20)
@@ -63,6 +66,7 @@ def test_the_coalition_changes_when_the_scores_drift(sim: SimServer) -> None:
     assert f["rematch_signal"].any()
 
 
+@pytest.mark.sim
 @pytest.mark.parametrize("sim", [SimSpec(name="mc", p_choice=0.6)], indirect=True)
 def test_each_agents_multiple_choice_answers_are_right_at_the_declared_rate(sim: SimServer, isolated: Path) -> None:
     from tomlib.trace import load_runs

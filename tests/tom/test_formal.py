@@ -9,6 +9,8 @@ import pytest
 from tomlib.envs import load_game, rng_for
 from tomlib.tom import best_responses, tom_action, tom_reasoning
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def play(spec: str, k0: int, k1: int, episode: int = 0) -> float:
     g = load_game(spec)

@@ -13,6 +13,8 @@ from tomlib.trace import RunLog, load_runs
 from tomlib.trace._index import INDEX_NAME, read_index
 from tomlib.widgets import Trace, step_html
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def write_run(run_id: str, episodes: int = 4, steps: int = 3) -> None:
     with RunLog("idx", run_id=run_id) as log:

@@ -22,6 +22,8 @@ from tomlib.trace._runs import compress_finished
 from tomlib.widgets import Trace, step_html
 from tomlib.widgets._trace import exchange
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 def test_events_reach_the_file_within_the_flush_interval_and_load_as_a_tidy_frame(isolated: Path) -> None:
     log = RunLog("adaptive_tom.table1", run_id="r1")

@@ -14,7 +14,10 @@ from tomlib.runner import run_notebooks
 from tomlib.trace import RunLog
 from tomlib.trace._runs import in_use, list_runs
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
+
+@pytest.mark.series
 def test_prune_removes_only_runs_no_executed_notebook_uses(
     isolated: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -96,6 +99,7 @@ def test_prune_removes_stale_attempts_and_killed_runs_but_not_what_is_still_runn
         live.close()
 
 
+@pytest.mark.series
 def test_a_run_starts_by_removing_attempt_files_of_dead_workers(
     isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

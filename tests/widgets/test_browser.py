@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from tomlib.paths import project_root
-from tomlib.runner import run_notebooks, summarize
 from tomlib.runner._execute import export_html
+
+pytestmark = pytest.mark.browser
 
 CHROMIUM_FLAGS = [
     "--no-sandbox",
@@ -86,25 +87,14 @@ RAW_TEX = re.compile(r"\\[A-Za-z]+|\$\$|\$[^$\s\"][^$\"\n]{0,80}\$")
 """TeX a reader should never see: a command (``\\dots``), display math or an inline ``$...$`` pair."""
 
 
-@pytest.fixture(scope="module")
-def executed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Notebooks 01, 08 and 09 run by the runner (smoke profile, the committed transcripts), exported with their
-    widget state and the scripts beside them, and REPORT built from them: the results folder."""
-    from tomlib.report import build_report
-
-    _, webdeps = browser_setup()
-    root = tmp_path_factory.mktemp("executed")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TOMLIB_WEBDEPS", str(webdeps))  # what ./reproduce.sh fetched, shipped beside the page
-        mp.setenv("TOMLIB_RESULTS", str(root / "results"))
-        mp.setenv("TOMLIB_STORE", str(root / "store" / "responses.sqlite"))
-        mp.delenv("TOMLIB_TRANSCRIPTS", raising=False)  # the committed transcripts, as a user would replay them
-        mp.delenv("TOMLIB_LLM_MODE", raising=False)
-        out = run_notebooks("smoke", ["01", "08", "09"], progress=False)
-        assert [o.status for o in out] == ["ok"] * 3, summarize(out)
-        build_report()
+@pytest.fixture
+def executed(offline_series: dict[str, Any]) -> Path:
+    """The offline series as ``./reproduce.sh`` runs it (its pages exported with the widget scripts beside them) and
+    REPORT built from it: the results folder, shared with every test that reads it (``offline_series``)."""
+    browser_setup()
+    assert all(o["status"] == "ok" for o in offline_series["outcomes"]), offline_series["summary"]
     SHOTS.mkdir(parents=True, exist_ok=True)
-    return root / "results"
+    return offline_series["results"]
 
 
 def progress_bars(notebook: Path) -> list[dict[str, Any]]:
@@ -116,7 +106,6 @@ def progress_bars(notebook: Path) -> list[dict[str, Any]]:
     return [m["state"] for m in models if m["model_name"] in ("FloatProgressModel", "IntProgressModel")]
 
 
-@pytest.mark.slow
 def test_report_and_pages_show_no_red_bar_and_no_raw_latex(executed: Path) -> None:
     chromium, _ = browser_setup()
     from playwright.sync_api import sync_playwright
@@ -165,7 +154,6 @@ def test_report_and_pages_show_no_red_bar_and_no_raw_latex(executed: Path) -> No
         browser.close()
 
 
-@pytest.mark.slow
 def test_exported_notebook_explorer_works_without_a_kernel_or_the_internet(
     executed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -236,7 +224,6 @@ def test_exported_notebook_explorer_works_without_a_kernel_or_the_internet(
         browser.close()
 
 
-@pytest.mark.slow
 def test_view_page_works_without_jupyter_or_the_internet(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
 
@@ -277,7 +264,6 @@ def test_view_names_the_runs_it_knows_when_given_a_typo(isolated: Path, capsys: 
     assert "No run 'adaptive_tom.tabel1'" in err and "adaptive_tom.table1" in err
 
 
-@pytest.mark.slow
 def test_a_view_page_of_a_hostile_log_runs_none_of_its_markup(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A log whose strings carry ``<img onerror>`` and ``<script>``, and whose numbers are such strings too (the
     ToM orders of the levels, the expert weights): its page opens in Chromium, shows them as text and runs none."""

@@ -17,6 +17,8 @@ from tomlib.testing import synthetic_run_log
 from tomlib.trace import load_runs
 from tomlib.widgets import SummaryView, Trace, TraceExplorer, explore, step_html, summary_figure
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 @pytest.fixture
 def formal_runs(isolated: Path) -> tuple[Any, Any]:
@@ -274,7 +276,7 @@ def test_reasoning_steps_show_ratings_importance_coalition_and_answer(make_model
             model="fake",
             chat=make_model(json_mode="json_object"),
             aqua_questions=1,
-            mmlu_questions=0,
+            mmlu_questions=1,  # 0 would mean every question of each subject
             humaneval_tasks=1,
             progress=False,
         )

@@ -20,13 +20,15 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import fake_config
+from tests.conftest import fake_config, made_once
 from tomlib.llm import ChatModel
 from tomlib.testing import FakeOpenAIServer
 from tomlib.widgets import Trace, explore, step_html
 from tomlib.widgets._explorer import TraceExplorer
 from tomlib.widgets._page import write_page
 from tomlib.widgets._trace import exchange
+
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 PAYLOAD = "<img src=x onerror=alert(1)>\"'<script>alert(2)</script>"
 RUN_FOLDER = "<img src=x onerror=alert(3)>"  # a run folder's name is the page's title (no / in a folder name)
@@ -208,20 +210,24 @@ def run_every_game(results: Path) -> None:
             chat.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     """Results folders whose run logs carry markup: ``strings`` (every string but those the explorer matches on),
     ``every`` (every string and key) and ``numbers`` (strings, and every number replaced by a string)."""
-    root = tmp_path_factory.mktemp("hostile")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TOMLIB_STORE", str(root / "store" / "responses.sqlite"))
-        mp.setenv("TOMLIB_RESULTS", str(root / "clean"))
-        mp.setenv("TOMLIB_TRANSCRIPTS", str(TRANSCRIPTS))
-        run_every_game(root / "clean")
-        kinds = {"strings": (False, False), "every": (True, False), "numbers": (False, True)}
-        for name, (every, numbers) in kinds.items():
-            write_poisoned(root / "clean", root / name, every=every, numbers=numbers)
-        yield {name: root / name for name in kinds}
+    kinds = {"strings": (False, False), "every": (True, False), "numbers": (False, True)}
+
+    def make(root: Path) -> dict[str, Any]:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("TOMLIB_STORE", str(root / "store" / "responses.sqlite"))
+            mp.setenv("TOMLIB_RESULTS", str(root / "clean"))
+            mp.setenv("TOMLIB_TRANSCRIPTS", str(TRANSCRIPTS))
+            run_every_game(root / "clean")
+            for name, (every, numbers) in kinds.items():
+                write_poisoned(root / "clean", root / name, every=every, numbers=numbers)
+        return {}
+
+    root = made_once(tmp_path_factory, "hostile-logs", make)["folder"]  # once per run of the suite, not per worker
+    yield {name: root / name for name in kinds}
 
 
 VARIANTS = ["strings", "every", "numbers"]
@@ -300,7 +306,7 @@ def widget_html(page: str) -> list[str]:
     return [m["state"].get("value", "") for m in models.values() if m["model_name"] == "HTMLModel"]  # "" is dropped
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_view_pages_of_hostile_logs_hold_no_markup_of_theirs(
     hostile: dict[str, Path], variant: str, stand_in_renderer: Path

@@ -17,6 +17,8 @@ import pytest
 from tests.widgets.test_browser import CHROMIUM_FLAGS, browser_setup, wait_for_header
 from tomlib.paths import project_root
 
+pytestmark = pytest.mark.browser
+
 TOKEN = "tomlib-test-token"
 
 
@@ -46,7 +48,6 @@ def start_lab(root: Path, port: int) -> subprocess.Popen[bytes]:
     raise RuntimeError("JupyterLab did not start within 90 s")
 
 
-@pytest.mark.slow
 def test_notebook_runs_top_to_bottom_in_jupyterlab_and_the_explorer_answers(
     isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

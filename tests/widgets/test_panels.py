@@ -16,6 +16,8 @@ from tomlib.experiments import adaptive_tom as at
 from tomlib.experiments import coalition_programming as cp
 from tomlib.widgets import Trace, step_html
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / "data" / "transcripts"
 PANEL = "belief-action alignment"
 

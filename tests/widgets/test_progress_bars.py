@@ -20,6 +20,8 @@ from tomlib.experiments import coalition_programming as cp
 from tomlib.experiments._jobs import run_jobs
 from tomlib.programming import TeamConfig
 
+pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
+
 
 @pytest.fixture
 def bars(monkeypatch: pytest.MonkeyPatch) -> list[Any]:

@@ -237,7 +237,11 @@ class FakeOpenAIServer:
                 if length > fake.max_request_bytes:
                     self._refuse(413, f"request body of {length} bytes; at most {fake.max_request_bytes} are read")
                     return None
-                return self.rfile.read(length)
+                body = self.rfile.read(length)
+                if len(body) < length:  # the client went away mid-body (a killed run): no request to answer or keep
+                    self.close_connection = True
+                    return None
+                return body
 
             def do_POST(self) -> None:
                 if not self._addressed_here():
