@@ -146,7 +146,7 @@ def test_report_and_pages_show_no_red_bar_and_no_raw_latex(executed: Path) -> No
         assert "`" not in text
         assert "over R = 1 … 5 interaction rounds" in text  # coalition Table 1's caption, its math as Unicode
         page.screenshot(path=str(SHOTS / "report.png"), full_page=True)
-        table1 = page.locator("h3:has-text('coalition.table1')")
+        table1 = page.get_by_role("heading", name="coalition.table1", exact=True)  # not table10-12
         table1.scroll_into_view_if_needed()
         page.evaluate("window.scrollBy(0, -20)")
         page.screenshot(path=str(SHOTS / "report_coalition_table1.png"))
