@@ -12,13 +12,14 @@ runs as root with ``setpriv``: only root can make another user's folders or drop
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests._other_users import CAN_DROP
 
 TIERS = {
     "fast": "the inner loop (pytest -m fast): no kernel, cluster, browser, local model or other user",
@@ -29,7 +30,8 @@ TIERS = {
     "cluster": "opens dask clusters of worker processes without executing notebooks",
     "sim": "plays hundreds of calls against the simulated model to check rates against their declared truth",
 }
-CAN_DROP = os.geteuid() == 0 and shutil.which("setpriv") is not None
+TIER = pytest.StashKey[set[str]]()
+"""Each test's resolved tiers, set once at collection."""
 
 _PROGRAMS = {  # a program a fast test must not start, and the tier that starts it
     "setpriv": "as_nobody",
@@ -56,7 +58,7 @@ def tiers_of(item: pytest.Item) -> set[str]:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     skip = pytest.mark.skip(reason="acts as another user: needs root and setpriv (as_nobody tier)")
     for item in items:
-        tiers = tiers_of(item)
+        tiers = item.stash[TIER] = tiers_of(item)
         for tier in tiers & TIERS.keys():
             item.add_marker(tier)
         if "as_nobody" in tiers and not CAN_DROP:
@@ -64,7 +66,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    tiers = tiers_of(item)
+    tiers = item.stash[TIER]
     if not tiers:
         pytest.fail(
             f"{item.nodeid} is in no tier: mark it (or its module's pytestmark) with one of {', '.join(TIERS)} "
@@ -100,7 +102,7 @@ def _program_tier(args: Any) -> tuple[str, str] | None:
 def _fast_stays_fast(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """In a ``fast`` test, starting what a slower tier names fails the test, naming that tier (also when library
     code caught the error: it is noted here and checked at teardown)."""
-    if tiers_of(request.node) != {"fast"}:
+    if request.node.stash[TIER] != {"fast"}:
         yield
         return
     seen: list[str] = []
