@@ -36,6 +36,8 @@ pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may 
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
+"""README and the docs pages it sends a reader to: their commands are held to the same rules."""
 TOMLIB = ".venv/bin/tomlib"
 
 RUN = (  # prefixes of the commands run here: cheap, offline, on the tmp results folder and store
@@ -49,6 +51,7 @@ RUN = (  # prefixes of the commands run here: cheap, offline, on the tmp results
 )
 SKIP = {  # prefix: why it is not run here (its arguments are still checked against the parser when it is tomlib's)
     ("./reproduce.sh",): "sets up .venv, then runs the whole series, the test suite or JupyterLab (minutes to hours)",
+    (".venv/bin/python", "-m", "pytest"): "the test suite itself",
     (TOMLIB, "run"): "executes notebooks (tests/runner/ runs them; the README's live run needs a key of yours)",
     (TOMLIB, "sweep"): "executes a notebook over a grid on a dask cluster (tests/runner/test_cluster.py)",
     ("export",): "sets the reader's own API key or TLS files for the commands after it",
@@ -107,31 +110,33 @@ def commands(block: Block) -> list[Command]:
     return out
 
 
-def readme_commands() -> list[Command]:
-    return [c for b in blocks(README.read_text()) if b.language == "bash" for c in commands(b)]
+def readme_commands(doc: Path = README) -> list[Command]:
+    return [c for b in blocks(doc.read_text()) if b.language == "bash" for c in commands(b)]
 
 
 def test_every_readme_command_is_run_or_skipped_and_none_needs_activation() -> None:
-    text = README.read_text()
     problems = []
-    for b in blocks(text):
-        if b.language not in LANGUAGES:
-            problems.append(f"line {b.line}: a ```{b.language} block: label commands `bash`, output `text`")
-        elif b.language in ("text", "") and any(COMMAND_LIKE.match(x) for x in b.body.splitlines()):
-            problems.append(f"line {b.line}: commands in a ```{b.language} block: label it `bash`")
-    for c in readme_commands():
-        ran, skipped = any(c.starts(p) for p in RUN), [p for p in SKIP if c.starts(p)]
-        if re.fullmatch(r"python[\d.]*|tomlib", c.words[0]) or BARE_PYTHON.search(c.text):
-            problems.append(f"line {c.line}: `{c.text}` needs an activated environment: write {TOMLIB} ...")
-        elif not ran and not skipped:
-            problems.append(f"line {c.line}: `{c.text}` is neither run by this test (RUN) nor skipped (SKIP)")
-        elif skipped and c.words[0] == TOMLIB:
-            try:
-                build_parser(TOMLIB).parse_args(c.words[1:])
-            except SystemExit:
-                problems.append(f"line {c.line}: `{c.text}`: {TOMLIB} does not accept these arguments")
-    for m in BARE_PYTHON.finditer(text):  # prose too: a reader copies `python -m tomlib ...` from a sentence
-        problems.append(f"line {text.count(chr(10), 0, m.start()) + 1}: `{m[0]}` needs an activated environment")
+    for doc in DOCS:
+        text, where = doc.read_text(), doc.relative_to(ROOT)
+        for b in blocks(text):
+            if b.language not in LANGUAGES:
+                problems.append(f"{where}:{b.line}: a ```{b.language} block: label commands `bash`, output `text`")
+            elif b.language in ("text", "") and any(COMMAND_LIKE.match(x) for x in b.body.splitlines()):
+                problems.append(f"{where}:{b.line}: commands in a ```{b.language} block: label it `bash`")
+        for c in readme_commands(doc):
+            ran, skipped = any(c.starts(p) for p in RUN), [p for p in SKIP if c.starts(p)]
+            if re.fullmatch(r"python[\d.]*|tomlib", c.words[0]) or BARE_PYTHON.search(c.text):
+                problems.append(f"{where}:{c.line}: `{c.text}` needs an activated environment: write {TOMLIB} ...")
+            elif not ran and not skipped:
+                problems.append(f"{where}:{c.line}: `{c.text}` is neither run by this test (RUN) nor skipped (SKIP)")
+            elif skipped and c.words[0] == TOMLIB:
+                try:
+                    build_parser(TOMLIB).parse_args(c.words[1:])
+                except SystemExit:
+                    problems.append(f"{where}:{c.line}: `{c.text}`: {TOMLIB} does not accept these arguments")
+        for m in BARE_PYTHON.finditer(text):  # prose too: a reader copies `python -m tomlib ...` from a sentence
+            line = text.count(chr(10), 0, m.start()) + 1
+            problems.append(f"{where}:{line}: `{m[0]}` needs an activated environment")
     assert not problems, "\n".join(problems)
 
 
@@ -169,13 +174,12 @@ def write_runs(results: Path) -> tuple[str, str]:
     return formal.run_id, log.run_id
 
 
-def test_readme_commands_work_from_a_new_shell_in_the_project_root(tmp_path: Path) -> None:
-    assert (ROOT / TOMLIB).exists(), "run ./reproduce.sh first: it installs the tomlib command into .venv"
-    env = clean_env(tmp_path)
-    formal, _ = write_runs(Path(env["TOMLIB_RESULTS"]))
-    here = scratch_root(tmp_path)
-    failed, ran = [], []
-    for c in readme_commands():
+def _run_doc(
+    doc: Path, here: Path, env: dict[str, str], formal: str, tmp_path: Path, failed: list[str], ran: list[str]
+) -> None:
+    """Run ``doc``'s commands (those in RUN, not SKIP), python blocks and models.yaml blocks; note what failed."""
+    where = doc.relative_to(ROOT)
+    for c in readme_commands(doc):
         if not any(c.starts(p) for p in RUN) or any(c.starts(p) for p in SKIP):
             continue
         proc = subprocess.run(
@@ -184,26 +188,36 @@ def test_readme_commands_work_from_a_new_shell_in_the_project_root(tmp_path: Pat
         ran.append(c.text)
         out = proc.stdout + proc.stderr
         if proc.returncode != 0 or "Traceback" in out:
-            failed.append(f"line {c.line}: `{c.text}` exited {proc.returncode}:\n{out[-1500:]}")
+            failed.append(f"{where}:{c.line}: `{c.text}` exited {proc.returncode}:\n{out[-1500:]}")
         elif c.starts((TOMLIB, "view")) and c.words[2:3] == ["adaptive_tom.table2"]:
             assert f"opening {formal}" in out, out  # the formal run, as the README says, not the newer llm one
-    for b in blocks(README.read_text()):
+    for b in blocks(doc.read_text()):
         if b.language == "python":
-            snippet = tmp_path / f"readme_{b.line}.py"
+            snippet = tmp_path / f"{doc.stem}_{b.line}.py"
             snippet.write_text(b.body + "\n")
             proc = subprocess.run(
                 [".venv/bin/python", str(snippet)], cwd=here, env=env, capture_output=True, text=True, timeout=180
             )
             ran.append(f"python block at line {b.line}")
             if proc.returncode != 0:
-                failed.append(f"line {b.line}: the python block exited {proc.returncode}:\n{proc.stderr[-1500:]}")
+                failed.append(f"{where}:{b.line}: the python block exited {proc.returncode}:\n{proc.stderr[-1500:]}")
         elif b.language == "yaml" and re.match(r"^models:", b.body):
             from tomlib.llm._config import read_models
 
-            (tmp_path / "models.yaml").write_text(b.body + "\n")
-            models, broken = read_models(tmp_path / "models.yaml")
+            (tmp_path / f"{doc.stem}_{b.line}.yaml").write_text(b.body + "\n")
+            models, broken = read_models(tmp_path / f"{doc.stem}_{b.line}.yaml")
             if broken or not models:
-                failed.append(f"line {b.line}: the yaml block is not a usable models.yaml: {broken}")
+                failed.append(f"{where}:{b.line}: the yaml block is not a usable models.yaml: {broken}")
+
+
+def test_readme_commands_work_from_a_new_shell_in_the_project_root(tmp_path: Path) -> None:
+    assert (ROOT / TOMLIB).exists(), "run ./reproduce.sh first: it installs the tomlib command into .venv"
+    env = clean_env(tmp_path)
+    formal, _ = write_runs(Path(env["TOMLIB_RESULTS"]))
+    here = scratch_root(tmp_path)
+    failed, ran = [], []
+    for doc in DOCS:
+        _run_doc(doc, here, env, formal, tmp_path, failed, ran)
     assert ran, "no README command was run"
     assert not failed, "\n\n".join(failed)
 

@@ -139,7 +139,7 @@ def read_models(path: str | os.PathLike[str] | None = None) -> tuple[dict[str, M
     bad entry fails only what names it. A registry that cannot be read at all raises :class:`ConfigError`."""
     p = Path(path) if path else models_file()
     if not p.exists():
-        raise ConfigError(f"Model registry {p} not found; create it (see README, 'Adding a model').")
+        raise ConfigError(f"Model registry {p} not found; create it (see docs/models.md, 'Adding a model').")
     try:
         raw = load_yaml(p, "the model registry") or {}
     except ConfigFileError as exc:
@@ -157,7 +157,7 @@ def read_models(path: str | os.PathLike[str] | None = None) -> tuple[dict[str, M
         except (ValidationError, TypeError) as exc:
             why = describe_validation(exc) if isinstance(exc, ValidationError) else str(exc)
             broken[str(name)] = (
-                f"{p}: model '{name}' is not valid: {why}. Fix that entry (see README, 'Adding a model')."
+                f"{p}: model '{name}' is not valid: {why}. Fix that entry (see docs/models.md, 'Adding a model')."
             )
     return models, broken
 
@@ -180,7 +180,7 @@ def get_model_config(name: str, path: str | os.PathLike[str] | None = None) -> M
         known = ", ".join(sorted([*models, *broken])) or "(none)"
         raise ConfigError(
             f"Unknown model '{name}'. Configured models: {known}. Add it to {path or models_file()} "
-            "(one YAML entry; see README, 'Adding a model')."
+            "(one YAML entry; see docs/models.md, 'Adding a model')."
         )
     return models[name]
 

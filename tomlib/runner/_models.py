@@ -49,7 +49,7 @@ def check_models(runs: Iterable[tuple[str, Mapping[str, Any]]]) -> list[str]:
     if problems:
         names = ", ".join(sorted(known))
         raise UsageError(
-            "; ".join(dict.fromkeys(problems)) + f". Configured models: {names} ({models_file()}; see README, "
+            "; ".join(dict.fromkeys(problems)) + f". Configured models: {names} ({models_file()}; see docs/models.md, "
             "'Adding a model'). Nothing was run."
         )
     return [f"{w}: only calls already recorded can be answered (export the key to call live)" for w in warnings]
