@@ -1,7 +1,9 @@
 """Model-client throughput against the fake OpenAI server, and replay throughput from the store.
 
 400 calls at 100 ms server latency with concurrency 1, 8 and 32: calls/s, speedup over concurrency 1 as a
-fraction of the ideal (min(concurrency, calls)), and client CPU per call. Then the same 400 calls replayed.
+fraction of the ideal (min(concurrency, calls)), and client CPU per call; each beside the raw ``openai.AsyncOpenAI``
+client making the same calls at the same concurrency in the same run (no store, no retries of ours, no parsing), so
+the figure says what is ours and what is the SDK's. Then the same 400 calls replayed from the store.
 The server runs in its own process so its CPU is not billed to the client.
 
     .venv/bin/python benchmarks/bench_llm.py [--calls 400] [--latency 0.1]
@@ -51,6 +53,28 @@ async def burst(model: ChatModel, calls: int) -> None:
     )
 
 
+async def raw_burst(base_url: str, concurrency: int, calls: int) -> None:
+    """The SDK alone: ``calls`` chat completions through one ``AsyncOpenAI``, ``concurrency`` at a time."""
+    from openai import AsyncOpenAI
+
+    limit = asyncio.Semaphore(concurrency)
+    async with AsyncOpenAI(base_url=base_url, api_key="unused-by-the-fake-server", max_retries=0) as client:
+
+        async def one(i: int) -> None:
+            async with limit:
+                await client.chat.completions.create(
+                    model="fake", messages=[{"role": "user", "content": f"question {i}"}]
+                )
+
+        await asyncio.gather(*(one(i) for i in range(calls)))
+
+
+def measure_raw(base_url: str, concurrency: int, calls: int) -> tuple[float, float]:
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    asyncio.run(raw_burst(base_url, concurrency, calls))
+    return time.perf_counter() - t0, time.process_time() - cpu0
+
+
 def measure(
     base_url: str, concurrency: int, calls: int, store: ResponseStore, mode: str = "auto"
 ) -> tuple[float, float]:
@@ -76,17 +100,27 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp())
     try:
         print(f"{args.calls} calls, server latency {args.latency * 1000:.0f} ms, {os.cpu_count()} CPUs")
-        head = ("concurrency", "wall s", "calls/s", "speedup", "of ideal", "client CPU ms/call")
-        print("{:>11} {:>8} {:>8} {:>8} {:>9} {:>19}".format(*head))
-        base = None
+        head = ("client", "concurrency", "wall s", "calls/s", "speedup", "of ideal", "client CPU ms/call")
+        print("{:<10} {:>11} {:>8} {:>8} {:>8} {:>9} {:>19}".format(*head))
+        base: dict[str, float] = {}
+        ours_over_raw = []
         for c in (1, 8, 32):
-            wall, cpu = measure(url, c, args.calls, ResponseStore(tmp / f"c{c}.sqlite"))
-            thr = args.calls / wall
-            base = base or thr
-            speedup = thr / base
-            ideal = min(c, args.calls)
-            cpu_ms = cpu / args.calls * 1000
-            print(f"{c:>11} {wall:>8.2f} {thr:>8.1f} {speedup:>7.2f}x {speedup / ideal:>8.0%} {cpu_ms:>19.2f}")
+            thr = {}
+            for who in ("AsyncOpenAI", "tomlib"):
+                if who == "tomlib":
+                    wall, cpu = measure(url, c, args.calls, ResponseStore(tmp / f"c{c}.sqlite"))
+                else:
+                    wall, cpu = measure_raw(url, c, args.calls)
+                thr[who] = args.calls / wall
+                speedup = thr[who] / base.setdefault(who, thr[who])
+                ideal = min(c, args.calls)
+                cpu_ms = cpu / args.calls * 1000
+                print(
+                    f"{who:<10} {c:>11} {wall:>8.2f} {thr[who]:>8.1f} {speedup:>7.2f}x {speedup / ideal:>8.0%} "
+                    f"{cpu_ms:>19.2f}"
+                )
+            ours_over_raw.append(f"{thr['tomlib'] / thr['AsyncOpenAI']:.2f} at {c}")
+        print("tomlib's calls/s over the raw SDK's, same run: " + ", ".join(ours_over_raw))
         store = ResponseStore(tmp / "c32.sqlite")
         wall, cpu = measure(url, 32, args.calls, store, mode="replay")
         print(

@@ -29,6 +29,7 @@ TIERS = {
     "live_local": "makes real calls to the bundled local model (needs the `local` extra)",
     "cluster": "opens dask clusters of worker processes without executing notebooks",
     "sim": "plays hundreds of calls against the simulated model to check rates against their declared truth",
+    "dataset": "checks every reference solution of a bundled dataset in the sandbox (164 HumanEval, 974 MBPP)",
 }
 TIER = pytest.StashKey[set[str]]()
 """Each test's resolved tiers, set once at collection."""

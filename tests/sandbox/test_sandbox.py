@@ -267,6 +267,7 @@ def test_the_suite_goes_on_after_bad_code() -> None:
     assert [r.passed for r in results] == [False, True]
 
 
+@pytest.mark.dataset
 def test_every_humaneval_canonical_solution_passes_its_own_tests() -> None:
     tasks = humaneval()
     assert len(tasks) == 164
@@ -275,6 +276,7 @@ def test_every_humaneval_canonical_solution_passes_its_own_tests() -> None:
     assert not failed, failed
 
 
+@pytest.mark.dataset
 def test_every_mbpp_reference_solution_passes_its_own_tests() -> None:
     tasks = mbpp("all")
     assert (len(tasks), len(mbpp("test")), len(mbpp("sanitized"))) == (974, 500, 427)
