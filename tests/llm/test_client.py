@@ -250,3 +250,23 @@ def test_the_notebooks_imports_leave_the_sdk_until_a_live_call() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_a_stores_first_write_imports_no_pandas() -> None:
+    """The first response a store writes reads the model registry (the key names to redact), which checks each
+    ``sim:`` entry with :class:`tomlib.sim.SimSpec`: that must not import the simulated model's server and declared
+    truth, and pandas with them (over half a second of a client's first live call)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tempfile\nfrom pathlib import Path\nfrom tomlib.llm import ResponseStore\n"
+        "from tomlib.llm._config import read_models\n"
+        "assert any(m.sim for m in read_models()[0].values()), 'the registry has a sim: entry to check'\n"
+        "store = ResponseStore(Path(tempfile.mkdtemp()) / 's.sqlite')\n"
+        "store.put({'model': {'endpoint': 'e', 'model': 'm'}, 'messages': [{'role': 'user', 'content': 'q'}], "
+        "'sampling': {}, 'response_format': None, 'sample_key': {'experiment': 'x', 'step': 0}}, {'choices': []})\n"
+        "print(sorted(m for m in ('pandas', 'tomlib.sim._declared', 'tomlib.sim._server') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
