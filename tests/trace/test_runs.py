@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,34 +19,28 @@ pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may 
 
 @pytest.mark.series
 def test_prune_removes_only_runs_no_executed_notebook_uses(
-    offline_series: dict[str, Any], isolated: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    isolated: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A copy of the executed offline series, then 00 run again: the rerun removes the attempt files of dead workers
-    and supersedes 00's first run, which prune removes while every run an executed notebook uses stays."""
     monkeypatch.delenv("TOMLIB_TRANSCRIPTS")
-    shutil.copytree(offline_series["results"], isolated / "results")
+    run_notebooks("default", ["00"], html=False, progress=False)
     first = {r.run_id for r in list_runs()}
-    stale, running = _attempts(isolated / "results" / "notebooks")
-    (outcome,) = run_notebooks("default", ["00"], html=False, progress=False, force=True)
-    assert outcome.status == "ok" and Path(outcome.output).exists()
-    assert not stale.exists() and running.exists()  # a run starts by removing the attempts of dead workers only
+    run_notebooks("default", ["00"], html=False, progress=False, force=True)  # a rerun supersedes the first run
     runs = list_runs()
     second = {r.run_id for r in runs} - first
-    superseded = first - in_use(runs)
-    assert len(second) == 1 and len(superseded) == 1 and in_use(runs) == (first - superseded) | second
+    assert len(first) == 1 and len(second) == 1 and in_use(runs) == second
     # the runner compressed each finished run's log; its index and the explorer read it as before
     assert {p.name for p in (isolated / "results" / "runs").glob("*/events.jsonl*")} == {"events.jsonl.gz"}
 
     assert main(["runs", "list"]) == 0
     listed = capsys.readouterr().out
-    assert f"{next(iter(superseded))}" in listed and "unused" in listed and "in use" in listed
+    assert f"{next(iter(first))}" in listed and "unused" in listed and "in use" in listed
     assert main(["runs", "prune", "--dry-run"]) == 0
     assert "would remove" in capsys.readouterr().out and {r.run_id for r in list_runs()} == first | second
     assert main(["runs", "prune", "--older-than", "1"]) == 0  # the superseded run is minutes old: kept
     assert {r.run_id for r in list_runs()} == first | second
     assert main(["runs", "prune"]) == 0
-    assert {r.run_id for r in list_runs()} == (first - superseded) | second
-    assert not (isolated / "results" / "runs" / next(iter(superseded))).exists()
+    assert {r.run_id for r in list_runs()} == second
+    assert not (isolated / "results" / "runs" / next(iter(first))).exists()
 
 
 KILLED_RUN = """
@@ -105,3 +97,14 @@ def test_prune_removes_stale_attempts_and_killed_runs_but_not_what_is_still_runn
         assert {r.run_id for r in list_runs()} == {live.run_id}
     finally:
         live.close()
+
+
+@pytest.mark.series
+def test_a_run_starts_by_removing_attempt_files_of_dead_workers(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TOMLIB_TRANSCRIPTS")
+    stale, running = _attempts(isolated / "results" / "notebooks")
+    (outcome,) = run_notebooks("default", ["00"], html=False, progress=False)
+    assert outcome.status == "ok" and Path(outcome.output).exists()
+    assert not stale.exists() and running.exists()
