@@ -93,7 +93,11 @@ def commit() -> str:
     git = ["git", "-C", str(ROOT)]
     try:
         head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
-        dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True)
+        dirty = subprocess.run(  # RESULTS.md itself, written by this script, is not a change of the code measured
+            [*git, "status", "--porcelain", "--untracked-files=no", "--", ".", ":!benchmarks/RESULTS.md"],
+            capture_output=True,
+            text=True,
+        )
     except (OSError, subprocess.CalledProcessError):
         return "unknown (not a git clone)"
     return head.stdout.strip() + (" + local changes" if dirty.stdout.strip() else "")
