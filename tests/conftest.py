@@ -17,17 +17,17 @@ from tests._tiers import _fast_stays_fast, pytest_collection_modifyitems, pytest
 from tomlib.llm import ChatModel, ModelConfig, ResponseStore
 from tomlib.paths import project_root
 from tomlib.testing import FakeOpenAIServer
-from tomlib.workers import ENV_WORKERS, cores
+from tomlib.workers import ENV_WORKERS, per_notebook
 
 # As in the runner's own processes (tomlib.runner._papermill.skip_iri_grammars): jsonschema, under nbformat, would
 # compile its IRI grammars at import, seconds a test process, for a format check no test and no notebook makes.
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
-if (_suite_workers := int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)) > 1:
-    # pytest-xdist runs one test process a core: they share the cores as the runner's notebooks of one run do
-    # (tomlib.workers.per_notebook), so a formal table plays in its test's process, not in worker processes of its
-    # own that would contend for the same cores. Tests of the worker processes set their count themselves.
-    os.environ.setdefault(ENV_WORKERS, str(max(1, cores() // _suite_workers)))
+if (_suite_workers := int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)) > 1 and ENV_WORKERS not in os.environ:
+    # pytest-xdist runs one test process a core: they share the cores as the runner's notebooks of one run do, so a
+    # formal table plays in its test's process, not in worker processes of its own that would contend for the same
+    # cores. Tests of the worker processes set their count themselves.
+    os.environ.update(per_notebook(_suite_workers))
 
 __all__ = ["_fast_stays_fast", "pytest_collection_modifyitems", "pytest_runtest_setup"]  # hooks pytest finds here
 
