@@ -31,6 +31,9 @@ TIERS = {
     "sim": "plays hundreds of calls against the simulated model to check rates against their declared truth",
     "dataset": "checks every reference solution of a bundled dataset in the sandbox (164 HumanEval, 974 MBPP)",
 }
+SERIES_TIMEOUT = 1800
+"""Seconds a test that reads the executed offline series may take, its making included (pyproject's 600 s is for
+one test's own work)."""
 TIER = pytest.StashKey[set[str]]()
 """Each test's resolved tiers, set once at collection."""
 
@@ -67,7 +70,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # The tests that read the executed offline series go first, side by side: pytest-xdist hands each worker a
     # contiguous half of this order, so one worker makes the series and then reads it, while the other works through
     # its half instead of waiting on the series' lock (it waited 418 s of a 1,754 s run when they were far apart).
+    readers = [item for item in items if "offline_series" in getattr(item, "fixturenames", ())]
     items.sort(key=lambda item: "offline_series" not in getattr(item, "fixturenames", ()))
+    for item in readers:
+        # pytest-timeout counts a test's fixtures in its time: the first reader makes the whole series (335 s on an
+        # idle 2-core machine; a CI run beside the other worker's half passed 600 s), and the others wait for it.
+        item.add_marker(pytest.mark.timeout(SERIES_TIMEOUT))
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

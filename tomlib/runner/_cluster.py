@@ -412,10 +412,18 @@ def _remote(scheduler: str) -> Iterator[Any]:
         client.close()
 
 
-def _close_kernels(client: Any) -> None:
-    """Every worker shuts its warm kernel down before the run ends (a kernel also exits when its worker does)."""
-    with contextlib.suppress(Exception):  # workers already gone: their kernels went with them
-        client.run(close_kernels)
+def _close_kernels(client: Any, timeout: float = 60.0) -> None:
+    """Every worker shuts its warm kernel down before the run ends. The run waits at most ``timeout`` seconds for
+    that: a worker that has not answered by then is ended by the cluster's close, and its kernel with it (ipykernel
+    exits when its parent process does)."""
+
+    def close() -> None:
+        with contextlib.suppress(Exception):  # workers already gone: their kernels went with them
+            client.run(close_kernels)
+
+    thread = threading.Thread(target=close, name="tomlib-close-kernels", daemon=True)
+    thread.start()
+    thread.join(timeout)
 
 
 def _local(jobs: int, dashboard: bool = False) -> Iterator[Any]:
