@@ -134,12 +134,31 @@ def models_file() -> Path:
     return configs_dir() / "models.yaml"
 
 
+_parsed: dict[str, tuple[tuple[int, int, int], dict[str, ModelConfig], dict[str, str]]] = {}
+"""Each registry file's last reading, by path, with the (inode, mtime, size) it was read at."""
+
+
 def read_models(path: str | os.PathLike[str] | None = None) -> tuple[dict[str, ModelConfig], dict[str, str]]:
     """The registry's valid models, and for each malformed entry the one-line error that using it raises; so one
-    bad entry fails only what names it. A registry that cannot be read at all raises :class:`ConfigError`."""
+    bad entry fails only what names it. A registry that cannot be read at all raises :class:`ConfigError`. A file
+    read before and unchanged since (same inode, modification time and size) is not parsed again: a table's rows each
+    ask for their model's source, and parsing the YAML took 60 ms a row."""
     p = Path(path) if path else models_file()
-    if not p.exists():
-        raise ConfigError(f"Model registry {p} not found; create it (see docs/models.md, 'Adding a model').")
+    try:
+        st = p.stat()
+    except OSError:
+        raise ConfigError(f"Model registry {p} not found; create it (see docs/models.md, 'Adding a model').") from None
+    stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+    kept = _parsed.get(str(p))
+    if kept is not None and kept[0] == stamp:
+        return dict(kept[1]), dict(kept[2])  # the configs are frozen; the dicts are the caller's own
+    models, broken = _parse_models(p)
+    _parsed[str(p)] = (stamp, models, broken)
+    return dict(models), dict(broken)
+
+
+def _parse_models(p: Path) -> tuple[dict[str, ModelConfig], dict[str, str]]:
+    """:func:`read_models` of the file ``p``, parsed."""
     try:
         raw = load_yaml(p, "the model registry") or {}
     except ConfigFileError as exc:
