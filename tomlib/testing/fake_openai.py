@@ -269,7 +269,9 @@ class FakeOpenAIServer:
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
                 try:
                     reply = fake._next_reply({**request, "_headers": {k.lower(): v for k, v in self.headers.items()}})
-                    time.sleep(fake.latency_s if reply.delay_s is None else reply.delay_s)
+                    delay = fake.latency_s if reply.delay_s is None else reply.delay_s
+                    if delay > 0:  # sleep(0) still hands the GIL over: 5 ms a call while the client's threads work
+                        time.sleep(delay)
                     self._answer(request, reply)
                 finally:
                     with fake._lock:
