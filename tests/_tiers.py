@@ -70,12 +70,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # The tests that read the executed offline series go first, side by side: pytest-xdist hands each worker a
     # contiguous half of this order, so one worker makes the series and then reads it, while the other works through
     # its half instead of waiting on the series' lock (it waited 418 s of a 1,754 s run when they were far apart).
-    readers = [item for item in items if "offline_series" in getattr(item, "fixturenames", ())]
-    items.sort(key=lambda item: "offline_series" not in getattr(item, "fixturenames", ()))
-    for item in readers:
+    items.sort(key=lambda item: not _reads_series(item))
+    for item in filter(_reads_series, items):
         # pytest-timeout counts a test's fixtures in its time: the first reader makes the whole series (335 s on an
         # idle 2-core machine; a CI run beside the other worker's half passed 600 s), and the others wait for it.
         item.add_marker(pytest.mark.timeout(SERIES_TIMEOUT))
+
+
+def _reads_series(item: pytest.Item) -> bool:
+    return "offline_series" in getattr(item, "fixturenames", ())
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

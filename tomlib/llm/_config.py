@@ -204,32 +204,22 @@ def get_model_config(name: str, path: str | os.PathLike[str] | None = None) -> M
     return models[name]
 
 
-_names_cache: dict[tuple[str, int], frozenset[str]] = {}
 _reading = threading.local()
 
 
 def _key_names() -> frozenset[str]:
-    """``api_key_env`` names in the model registry (re-read when the file changes), for :mod:`tomlib.redact`. An
-    unreadable registry adds none: it fails with its own message where it is used, and that message is redacted
-    without reading it again."""
+    """``api_key_env`` names in the model registry, for :mod:`tomlib.redact` (read again when the file changes: see
+    :func:`read_models`). An unreadable registry adds none: it fails with its own message where it is used, and that
+    message is redacted without reading it again."""
     if getattr(_reading, "active", False):
         return frozenset()
+    _reading.active = True
     try:
-        path = models_file()
-        stamp = (str(path), path.stat().st_mtime_ns)
-    except OSError:
+        return frozenset(c.api_key_env for c in read_models()[0].values() if c.api_key_env)
+    except Exception:
         return frozenset()
-    if stamp not in _names_cache:
-        _reading.active = True
-        try:
-            names = frozenset(c.api_key_env for c in read_models(path)[0].values() if c.api_key_env)
-        except Exception:
-            names = frozenset()
-        finally:
-            _reading.active = False
-        _names_cache.clear()
-        _names_cache[stamp] = names
-    return _names_cache[stamp]
+    finally:
+        _reading.active = False
 
 
 register_secret_names(_key_names)
