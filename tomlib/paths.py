@@ -15,6 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 _MARKER = "pyproject.toml"
+ENV_TABLES_MANIFEST = "TOMLIB_TABLES_MANIFEST"
+"""Set by the runner for its kernels: the file in which every table a notebook writes is named (its worker processes
+read it, and import nothing of the report for it)."""
 
 
 def project_root() -> Path:

@@ -15,7 +15,7 @@ import nbformat
 import numpy as np
 from PIL import Image
 
-from tomlib.report._images import shrink_notebook_images, small_png
+from tomlib.images import shrink_notebook_images, small_png
 
 pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 

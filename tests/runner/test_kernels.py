@@ -1,5 +1,6 @@
 """Warm kernels (:mod:`tomlib.runner._kernels`): a worker starts its next notebook's kernel while one runs, uses it
-only when it was started for exactly what a cold one would get, and leaves no kernel behind."""
+only when it was started for exactly what a cold one would get, and leaves no kernel behind. A kernel imports tomlib's
+modules at start-up only for a notebook that uses tomlib."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ SAYS = (
 )
 """Printed by a notebook: its kernel's pid, when the kernel started and when this line ran (seconds since boot, the
 clock of /proc), whether tomlib was imported before the notebook, and whether two names are in its namespace."""
+USES_TOMLIB = "from tomlib.paths import project_root\n"
+"""A line that makes a notebook one of tomlib's (its kernel imports tomlib at start-up) and binds no ``tomlib``."""
 
 
 def said(executed: Path) -> list[str]:
@@ -57,7 +60,7 @@ def closed() -> Iterator[None]:
 
 @pytest.mark.series
 def test_every_kernel_has_tomlib_imported_and_an_empty_namespace(tmp_path: Path, closed: None) -> None:
-    nb = write_nb(tmp_path / "in.ipynb", "x = 1", SAYS)
+    nb = write_nb(tmp_path / "in.ipynb", "x = 1", USES_TOMLIB + SAYS)
     status, _, error = execute_one(nb, tmp_path / "out.ipynb", {})
     assert status == "ok", error
     pid, _, _, preloaded, tomlib_name, pandas_name = said(tmp_path / "out.ipynb")
@@ -66,8 +69,36 @@ def test_every_kernel_has_tomlib_imported_and_an_empty_namespace(tmp_path: Path,
 
 
 @pytest.mark.series
-def test_a_warm_kernel_is_used_only_when_it_fits(tmp_path: Path, closed: None) -> None:
+def test_a_notebook_that_uses_nothing_of_tomlib_gets_a_kernel_that_imported_none_of_it(
+    tmp_path: Path, closed: None
+) -> None:
     nb = write_nb(tmp_path / "in.ipynb", "x = 1", SAYS)
+    status, _, error = execute_one(nb, tmp_path / "out.ipynb", {})
+    assert status == "ok", error
+    pid, _, _, preloaded, tomlib_name, pandas_name = said(tmp_path / "out.ipynb")
+    assert (preloaded, tomlib_name, pandas_name) == ("False", "False", "False")
+    assert gone(int(pid))
+
+
+def test_a_kernel_imports_at_start_up_what_its_notebook_will(tmp_path: Path) -> None:
+    """Every notebook of the series uses tomlib: its kernel imports all of PRELOAD. Another notebook's imports only
+    the modules of PRELOAD it names itself; one that cannot be read, all of it."""
+    from tomlib.paths import project_root
+
+    series = sorted((project_root() / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert len(series) >= 15 and all(_kernels.preload_for(nb) == _kernels.PRELOAD for nb in series)
+    assert _kernels.preload_for(write_nb(tmp_path / "a.ipynb", "x = 1", "import os, sys\nprint(x)")) == ()
+    own = write_nb(tmp_path / "b.ipynb", "x = 1", "import seaborn as sns, json\n  from matplotlib import pyplot")
+    assert _kernels.preload_for(own) == ("matplotlib.pyplot", "seaborn")
+    assert _kernels.preload_for(write_nb(tmp_path / "c.ipynb", "import tomlib.claims as c", "")) == _kernels.PRELOAD
+    (tmp_path / "d.ipynb").write_text("not a notebook")
+    assert _kernels.preload_for(tmp_path / "d.ipynb") == _kernels.PRELOAD
+    assert "; import " not in " ".join(_kernels.kernel_arguments(()))
+
+
+@pytest.mark.series
+def test_a_warm_kernel_is_used_only_when_it_fits(tmp_path: Path, closed: None) -> None:
+    nb = write_nb(tmp_path / "in.ipynb", "x = 1", USES_TOMLIB + SAYS)
     env = dict(os.environ)
     # started for this notebook's folder and environment: the notebook runs in it, as a cold one would
     _kernels.warm("python3", str(tmp_path), env, _kernels.new_folder())
@@ -92,6 +123,12 @@ def test_a_warm_kernel_is_used_only_when_it_fits(tmp_path: Path, closed: None) -
     assert third is not None
     assert _kernels.take("python3", str(tmp_path / "other-folder"), env) is None
     assert gone(third.km.provisioner.pid)
+    # started with tomlib's imports, for a notebook that uses none: not taken either
+    _kernels.warm("python3", str(tmp_path), env, _kernels.new_folder())
+    fourth = _kernels._spare
+    assert fourth is not None
+    assert _kernels.take("python3", str(tmp_path), env, ()) is None
+    assert gone(fourth.km.provisioner.pid)
 
 
 def run_three(tmp_path: Path) -> list[list[str]]:
@@ -101,7 +138,7 @@ def run_three(tmp_path: Path) -> list[list[str]]:
     d = tmp_path / "nbs"
     d.mkdir()
     for i in (1, 2, 3):
-        write_nb(d / f"0{i}_k.ipynb", "results_dir = ''", f"import time\ntime.sleep(1.5)\n{SAYS}")
+        write_nb(d / f"0{i}_k.ipynb", "results_dir = ''", f"{USES_TOMLIB}import time\ntime.sleep(1.5)\n{SAYS}")
     out = run_notebooks(Profile(name="t"), directory=d, progress=False, html=False)
     assert [o.status for o in out] == ["ok"] * 3, [o.error for o in out]
     return [said(Path(o.output)) for o in out]

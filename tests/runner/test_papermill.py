@@ -104,13 +104,25 @@ def test_a_run_whose_pages_would_need_the_network_says_so(tmp_path: Path, monkey
 
 
 @pytest.mark.series
-def test_a_kernel_handed_a_port_in_use_is_started_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # the race two dask workers can run into: jupyter_client hands out a port that another process binds first, and
-    # the kernel exits with "Address already in use" before it answers. Here the port is really taken, by this test.
+@pytest.mark.parametrize(
+    ("taken_port", "timeout"),
+    [(0, 60.0), (1, 15.0)],
+    ids=["shell port: the kernel dies", "iopub port: the kernel never answers"],
+)
+def test_a_kernel_handed_a_port_in_use_is_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, taken_port: int, timeout: float
+) -> None:
+    # the race two dask workers (or another user's kernels) can run into: jupyter_client hands out a port that another
+    # process binds first. Taken as the shell port, the kernel exits with "Address already in use" before it answers;
+    # taken as the iopub port, it lives on and never answers (an ordinary user's suite failed so, after 60 s). Here the
+    # port is really taken, by this test; the wait for an answer is shortened (nothing here takes long to start).
     import socket
 
     from jupyter_client.connect import LocalPortCache
 
+    from tomlib.runner import _papermill
+
+    monkeypatch.setattr(_papermill, "KERNEL_START_TIMEOUT_S", timeout)
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
     taken.listen()
@@ -118,12 +130,12 @@ def test_a_kernel_handed_a_port_in_use_is_started_again(tmp_path: Path, monkeypa
     handed: list[int] = []
     pick = LocalPortCache.find_available_port
 
-    def first_one_busy(self: LocalPortCache, ip: str) -> int:
-        port = busy if not handed else pick(self, ip)
+    def one_busy(self: LocalPortCache, ip: str) -> int:
+        port = busy if len(handed) == taken_port else pick(self, ip)
         handed.append(port)
         return port
 
-    monkeypatch.setattr(LocalPortCache, "find_available_port", first_one_busy)
+    monkeypatch.setattr(LocalPortCache, "find_available_port", one_busy)
     nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}})
     nb.cells = [nbformat.v4.new_code_cell("x = 41 + 1\nx")]
     nbformat.write(nb, tmp_path / "in.ipynb")
@@ -131,7 +143,7 @@ def test_a_kernel_handed_a_port_in_use_is_started_again(tmp_path: Path, monkeypa
         status, _, error = execute_one(tmp_path / "in.ipynb", tmp_path / "out.ipynb", {})
     finally:
         taken.close()
-    assert handed[0] == busy and len(handed) >= 10  # the first kernel got the busy port; a second got five fresh ones
+    assert handed[taken_port] == busy and len(handed) >= 10  # the first kernel got the busy port; a second, five fresh
     assert status == "ok", error
     out = nbformat.read(tmp_path / "out.ipynb", as_version=4)
     assert out.cells[0].execution_count == 1 and out.cells[0].outputs[0]["data"]["text/plain"] == "42"

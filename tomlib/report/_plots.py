@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from tomlib.images import save_png
 from tomlib.paths import results_for_writing
-from tomlib.report._images import save_png
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

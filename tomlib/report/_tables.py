@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tomlib.paths import data_dir, results_dir, results_for_writing, write_atomic
+from tomlib.paths import ENV_TABLES_MANIFEST, data_dir, results_dir, results_for_writing, write_atomic
 
 PAPER_IDS = ("coalition", "adaptive_tom", "tom_ib")
 HEAD = ["paper_id", "table_id"]
@@ -138,9 +138,6 @@ def order_columns(df: pd.DataFrame) -> pd.DataFrame:
     """Contract column order: head, conditions, tail, notes."""
     extra = [c for c in OPTIONAL if c in df.columns]
     return df[HEAD + condition_columns(df) + TAIL + extra]
-
-
-ENV_TABLES_MANIFEST = "TOMLIB_TABLES_MANIFEST"  # set by the runner: every table a kernel writes is named there
 
 
 def _note_written(names: list[str]) -> None:

@@ -8,6 +8,7 @@ recorded, as a transcript in the ``cache export`` format, which the driver merge
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib.util
 import io
@@ -30,8 +31,7 @@ from typing import Any
 
 from tomlib.errors import UsageError
 from tomlib.llm._budget import ENV_ESTIMATES, ENV_LEDGER, ENV_SPEND_TO_BUDGET
-from tomlib.paths import environ, scratch_base, store_path, write_atomic
-from tomlib.report._tables import ENV_TABLES_MANIFEST
+from tomlib.paths import ENV_TABLES_MANIFEST, environ, scratch_base, store_path, write_atomic
 from tomlib.runner import _kernels
 from tomlib.runner._papermill import execute_one, kernel_name, skip_iri_grammars
 from tomlib.runshare import ENV_SHARED
@@ -281,11 +281,12 @@ def execute_task(task: NotebookTask) -> TaskOutcome:
         started = time.time()
         with environ(env), _forward_estimates(scratch / "estimates.txt", task.key):
             kernel = kernel_name(notebook)
-            km = _kernels.take(kernel, str(notebook.parent), dict(os.environ)) if kernel else None
-            if task.warm_next and kernel:  # the same task's next one: same kernel and variables, its own folder
+            preload = _kernels.preload_for(notebook)
+            km = _kernels.take(kernel, str(notebook.parent), dict(os.environ), preload) if kernel else None
+            if task.warm_next and kernel:  # the run's next one: same kernel, variables and imports, its own folder
                 nxt = _kernels.new_folder()
                 cwd = notebook.parent if shared else nxt
-                _kernels.warm(kernel, str(cwd), {**os.environ, **_task_env(task, shared, nxt)}, nxt)
+                _kernels.warm(kernel, str(cwd), {**os.environ, **_task_env(task, shared, nxt)}, nxt, preload)
             status, seconds, error = execute_one(notebook, output, params, on_cell=_cell_reporter(task.key), km=km)
             if runs.exists():  # the run logs this notebook wrote, now closed
                 compress_finished([Path(line) for line in runs.read_text().split("\n") if line])
@@ -305,9 +306,13 @@ def execute_task(task: NotebookTask) -> TaskOutcome:
     return outcome
 
 
-def close_kernels() -> None:
-    """On each worker at the end of a run: its warm kernel and those still shutting down (:func:`_kernels.close`)."""
-    _kernels.close()
+async def close_kernels() -> None:
+    """On each worker at the end of a run: its warm kernel and those still shutting down (:func:`_kernels.close`).
+
+    A coroutine, so that ``Client.run`` awaits it on the worker's event loop and the waiting happens in a thread: a
+    plain function would run on that loop and stop the worker's heartbeats while kernels shut down (seconds under
+    load), and a run that succeeded printed the worker's "Failed to communicate with scheduler" traceback."""
+    await asyncio.to_thread(_kernels.close)
 
 
 def receive(task: NotebookTask, outcome: TaskOutcome) -> None:

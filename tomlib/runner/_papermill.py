@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tomlib.images import shrink_notebook_images
 from tomlib.paths import portable_file, project_root, results_dir
 from tomlib.redact import redact_file, redact_text
 from tomlib.runner import _kernels
@@ -37,11 +38,14 @@ def skip_iri_grammars() -> None:
 CellHook = Callable[[int, int, str], None]  # (cell index, cell count, the cell's first line)
 _ENGINE = "tomlib"
 KERNEL_START_ATTEMPTS = 3
-_DIED_AT_START = "Kernel died before replying to kernel_info"  # jupyter_client's words, before any cell ran
-"""A kernel that dies before it answers is started again on fresh ports. jupyter_client picks a kernel's five ports
-by binding port 0 and letting go; when two processes (two dask workers) start kernels at once, the second can be
-handed a port the first kernel is about to bind, and its kernel exits with "Address already in use". No cell has
-run then, so nothing is repeated."""
+KERNEL_START_TIMEOUT_S = 60.0
+"""How long a kernel may take to answer its first message (its start-up imports included: seconds under load)."""
+_RESTARTED_AT_START = ("Kernel died before replying to kernel_info", "Kernel didn't respond in ")
+"""A kernel that dies or never answers before its first cell is started again on fresh ports (jupyter_client's words
+for either). jupyter_client picks a kernel's five ports by binding port 0 and letting go; when two processes (two
+dask workers, or another user's) start kernels at once, the second can be handed a port another process is about to
+bind. A kernel whose shell port is taken exits ("Address already in use"); one whose iopub port is taken lives on
+and never answers. No cell has run then, so nothing is repeated."""
 
 
 SAVE_EVERY_S = 5.0
@@ -126,10 +130,11 @@ def execute_one(
     output.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     kernel = kernel_name(notebook)
+    preload = _kernels.preload_for(notebook)
     try:
         for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
             if km is None and kernel is not None:
-                km = _kernels.start(kernel, str(notebook.parent), dict(os.environ))
+                km = _kernels.start(kernel, str(notebook.parent), dict(os.environ), preload)
             try:
                 papermill.execute_notebook(
                     str(notebook),
@@ -143,12 +148,13 @@ def execute_one(
                     # papermill's metadata keeps each cell's start, end and duration; nbclient's four timestamps a
                     # cell besides were 45 KB of the series' executed notebooks, which nothing reads
                     record_timing=False,
+                    start_timeout=KERNEL_START_TIMEOUT_S,
                     km=km,
-                    extra_arguments=_kernels.kernel_arguments(),  # used only when the notebook names no kernel
+                    extra_arguments=_kernels.kernel_arguments(preload),  # used only when the notebook names no kernel
                 )
                 break
             except RuntimeError as exc:
-                if str(exc) != _DIED_AT_START or attempt == KERNEL_START_ATTEMPTS:
+                if not str(exc).startswith(_RESTARTED_AT_START) or attempt == KERNEL_START_ATTEMPTS:
                     raise
             finally:
                 if km is not None:
@@ -158,8 +164,6 @@ def execute_one(
         return "failed", time.perf_counter() - t0, describe_failure(exc)
     finally:
         if output.exists():  # whatever a cell printed (a traceback quoting a key) is redacted on disk
-            from tomlib.report._images import shrink_notebook_images
-
             shrink_notebook_images(output)  # its plots with a palette: the notebook and its page keep them each
             redact_file(output)
             # and names no local path of this machine (papermill records the notebook's own path too)

@@ -18,7 +18,7 @@ import pandas as pd
 from ipywidgets.widgets.widget_string import HTMLStyle
 
 from tomlib.errors import UsageError, did_you_mean
-from tomlib.report._images import small_png
+from tomlib.images import small_png
 from tomlib.widgets._html import STYLE, step_html
 from tomlib.widgets._trace import EpisodeRef, Trace, refs_of
 
