@@ -20,10 +20,16 @@ from tomlib.trace import load_runs
 pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
 
-def _table2(episodes: int) -> at.Reproduction:
+def _table2(episodes: int, partners: tuple[str, ...] = at.TABLE2_PARTNERS) -> at.Reproduction:
     return asyncio.run(
         at.table2(
-            model="sim", llm_mode="auto", tasks=["memory_1"], algorithms=["FTL"], episodes=episodes, progress=False
+            model="sim",
+            llm_mode="auto",
+            tasks=["memory_1"],
+            algorithms=["FTL"],
+            partners=partners,
+            episodes=episodes,
+            progress=False,
         )
     )
 
@@ -65,7 +71,7 @@ def test_expert_accuracy_is_the_declared_error_rate(sim: SimServer, isolated: Pa
     """Two actions: an erring call flips its chain's output. Against a ToM-0 partner the ToM-0 expert's one call and
     the partner's agree with probability (1-e)^2 + e^2; against ToM-1 each two-call chain flips with q = 2e(1-e),
     so they agree with probability (1-q)^2 + q^2, whatever the state."""
-    rep = _table2(episodes=6)
+    rep = _table2(episodes=6, partners=("ToM-0", "ToM-1"))  # the partners it checks: half the calls of all four
     e = sim.spec.tom_error
     q = 2 * e * (1 - e)
     for partner, order, truth in (("ToM-0", 0, (1 - e) ** 2 + e**2), ("ToM-1", 1, (1 - q) ** 2 + q**2)):

@@ -63,6 +63,7 @@ from tomlib.experiments.adaptive_tom._stand_in import (
 )
 from tomlib.experiments.adaptive_tom._tables import (
     NON_LLM_PARTNERS,
+    TABLE2_PARTNERS,
     alignment,
     expert_weights,
     fig3,
@@ -91,6 +92,7 @@ __all__ = [
     "PREFER_TASKS",
     "STAND_IN_NOTE",
     "TABLE1_PAIRS",
+    "TABLE2_PARTNERS",
     "TABLE3_AGENTS",
     "TASKS",
     "THREE_ACTION_TASKS",

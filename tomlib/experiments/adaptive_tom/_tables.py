@@ -88,13 +88,24 @@ async def table1(
     )
 
 
-def table2_pairs(algorithms: Sequence[str] = ("FTL", "Hedge")) -> list[tuple[str, str, str]]:
-    """(algorithm, player 1, player 2) in the paper's row order."""
+TABLE2_PARTNERS = (*FIXED, "A-ToM")
+"""A-ToM's partners in Table 2: each fixed order in both seats, and A-ToM itself."""
+
+
+def table2_pairs(
+    algorithms: Sequence[str] = ("FTL", "Hedge"), partners: Sequence[str] = TABLE2_PARTNERS
+) -> list[tuple[str, str, str]]:
+    """(algorithm, player 1, player 2) in the paper's row order, for A-ToM with each of ``partners``."""
+    unknown = [p for p in partners if p not in TABLE2_PARTNERS]
+    if unknown:
+        raise ValueError(f"Table 2's partners are {', '.join(TABLE2_PARTNERS)}; got {', '.join(map(repr, unknown))}")
     out = []
     for algo in algorithms:
         for k in FIXED:
-            out += [(algo, "A-ToM", k), (algo, k, "A-ToM")]
-        out.append((algo, "A-ToM", "A-ToM"))
+            if k in partners:
+                out += [(algo, "A-ToM", k), (algo, k, "A-ToM")]
+        if "A-ToM" in partners:
+            out.append((algo, "A-ToM", "A-ToM"))
     return out
 
 
@@ -104,6 +115,7 @@ async def table2(
     llm_mode: str = "replay",
     tasks: Sequence[str] = tuple(TASKS),
     algorithms: Sequence[str] = ("FTL", "Hedge"),
+    partners: Sequence[str] = TABLE2_PARTNERS,
     episodes: int = 30,
     seed: int = 42,
     temperature: float = 0.1,
@@ -114,10 +126,11 @@ async def table2(
     detail_episodes: int = FORMAL_DETAIL_EPISODES,
     **options: Any,
 ) -> Reproduction:
-    """Table 2: A-ToM (FTL, Hedge) with ToM-0/1/2 partners in both seats, and with itself."""
+    """Table 2: A-ToM (FTL, Hedge) with ToM-0/1/2 partners in both seats, and with itself (``partners``: those of
+    :data:`TABLE2_PARTNERS` to play, all by default)."""
     cells = []
     for task in tasks:
-        for algo, a, b in table2_pairs(algorithms):
+        for algo, a, b in table2_pairs(algorithms, partners):
             players = (ATOM[algo] if a == "A-ToM" else a, ATOM[algo] if b == "A-ToM" else b)
             cells.append(({"algorithm": algo, "player1": a, "player2": b}, players, task))
     setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, **options)
