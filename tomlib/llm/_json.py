@@ -93,8 +93,9 @@ def response_format_for(schema: type[BaseModel], json_mode: str) -> dict[str, An
     return None
 
 
+@functools.lru_cache(maxsize=256)
 def schema_instruction(schema: type[BaseModel]) -> str:
-    """A system message telling the model the exact shape to reply in."""
+    """A system message telling the model the exact shape to reply in (made once per reply model)."""
     js = json.dumps(json.loads(_schema_json(schema)), sort_keys=True)
     return f"Reply with one JSON object and nothing else. It must match this JSON Schema: {js}"
 

@@ -287,7 +287,9 @@ def execute_task(task: NotebookTask) -> TaskOutcome:
                 nxt = _kernels.new_folder()
                 cwd = notebook.parent if shared else nxt
                 _kernels.warm(kernel, str(cwd), {**os.environ, **_task_env(task, shared, nxt)}, nxt, preload)
-            status, seconds, error = execute_one(notebook, output, params, on_cell=_cell_reporter(task.key), km=km)
+            status, seconds, error = execute_one(
+                notebook, output, params, on_cell=_cell_reporter(task.key), km=km, preload=preload
+            )
             if runs.exists():  # the run logs this notebook wrote, now closed
                 compress_finished([Path(line) for line in runs.read_text().split("\n") if line])
             responses = b"" if shared else _recorded_since(started)

@@ -118,19 +118,25 @@ def kernel_name(notebook: Path) -> str | None:
 
 
 def execute_one(
-    notebook: Path, output: Path, params: dict[str, Any], on_cell: CellHook | None = None, km: Any = None
+    notebook: Path,
+    output: Path,
+    params: dict[str, Any],
+    on_cell: CellHook | None = None,
+    km: Any = None,
+    preload: tuple[str, ...] | None = None,
 ) -> tuple[str, float, str]:
     """Run one notebook with papermill; returns (status, seconds, error). Never raises for notebook errors.
     ``on_cell`` is told each cell as it starts (the runner shows it beside the progress bar). ``km`` is a kernel
     already started for this notebook (a worker's warm one, :mod:`tomlib.runner._kernels`); else one is started here.
-    Either way the kernel is shut down in the background once the notebook is done."""
+    Either way the kernel is shut down in the background once the notebook is done. ``preload``: the kernel's start-up
+    imports, when the caller has read them from the notebook already (:func:`_kernels.preload_for`)."""
     import papermill
 
     _register_engine()
     output.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     kernel = kernel_name(notebook)
-    preload = _kernels.preload_for(notebook)
+    preload = _kernels.preload_for(notebook) if preload is None else preload
     try:
         for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
             if km is None and kernel is not None:
