@@ -51,6 +51,7 @@ class Claim(BaseModel):
     strata: str = ""
     pair_on: str = ""
     cluster_on: str = ""
+    each_stratum: bool = False
     _origin: str = PrivateAttr(default="")  # the registry file and line it was read from, for messages
 
     @property
@@ -88,6 +89,16 @@ class Claim(BaseModel):
             raise ValueError("direction 'all' goes with test 'all' and only with it")
         if self.direction in ("equivalent", "not_greater", "not_less") and self.margin is None:
             raise ValueError(f"direction {self.direction} needs a margin")
+        cols = self.columns
+        if cols["pair_on"] and not set(cols["cluster_on"]) <= set(cols["pair_on"]):
+            raise ValueError("paired units' clusters are named by pair_on's columns: cluster_on must be among them")
+        if self.each_stratum and not self.strata:
+            raise ValueError("each_stratum judges the claim in each stratum: name them in strata")
+        if self.test in ("mean", "rate") and self.strata and not self.each_stratum:
+            raise ValueError(
+                f"test {self.test} has one group, so its strata can only mean 'in each stratum': set each_stratum "
+                "to yes (or leave strata empty for one pooled sample)"
+            )
         return self
 
     @property

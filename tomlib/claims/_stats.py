@@ -13,10 +13,15 @@ Miller (2024), "Adding Error Bars to Evals":
 - rates: Wilson intervals for one rate, Newcombe's for a difference, exact binomial and Fisher tests;
 - a difference that is the same in every unit (a deterministic formal agent) has no sampling error: its p-value is the
   exact permutation probability of a separation that complete.
+
+The small-sample rule holds on every path and against any value the claim compares with (0, a ``null``, the edge of
+a ``margin``): below ``SMALL`` units (pairs, clusters) a side, the p-value is that of an exact or permutation test of
+the effect against that value (:class:`Exact`), never of a t or normal reference.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -27,6 +32,58 @@ from scipy import special, stats
 
 SMALL = 10  # below this many units (or pairs, a side), p-values come from exact or permutation tests
 PERMUTATIONS = 9999
+
+
+EXACT_LIMIT = 100_000
+"""Relabellings enumerated at most for an exact stratified test; past it, ``PERMUTATIONS`` random ones."""
+
+
+@dataclass
+class Exact:
+    """An exact or permutation test of the effect against any value ``theta``, kept with the units it needs.
+
+    ``kind``: ``sign_flip`` (``a``: the pairs' differences, or one sample's values: every sign of ``a - theta``),
+    ``cluster_flip`` (``a``: the pairs' differences, ``a_strata``: their clusters; the signs of whole clusters),
+    ``two_sample`` (``a``, ``b``: the groups' values; labels shuffled after ``a - theta``), ``strata`` (``a``, ``b``
+    with ``a_strata``, ``b_strata``: labels shuffled within each stratum after ``a - theta``; the statistic is the
+    equal-weight mean of the strata's differences), ``binomial`` (``a``: 0/1 outcomes; the exact binomial test at
+    ``theta``) or ``fisher`` (``a``, ``b``: two groups' 0/1 outcomes; Fisher's exact test, defined at ``theta = 0``
+    only). A shift by ``theta`` assumes the effect moves every unit alike (a location shift), the usual reading of a
+    permutation test against a value other than 0."""
+
+    kind: str
+    a: np.ndarray
+    b: np.ndarray | None = None
+    a_strata: np.ndarray | None = None
+    b_strata: np.ndarray | None = None
+    _seen: dict[float, tuple[float, float] | None] = field(default_factory=dict, repr=False, compare=False)
+
+    def p(self, theta: float) -> tuple[float, float] | None:
+        """One-sided p-values ``(effect > theta, effect < theta)``; None where this test is not defined at ``theta``
+        (Fisher's away from 0)."""
+        if theta not in self._seen:
+            self._seen[theta] = self._test(theta)
+        return self._seen[theta]
+
+    def _test(self, theta: float) -> tuple[float, float] | None:
+        if self.kind == "sign_flip":
+            return _perm_one_sample(self.a - theta)
+        if self.kind == "cluster_flip" and self.a_strata is not None:
+            return _flip_clusters(self.a - theta, self.a_strata)
+        if self.kind == "two_sample" and self.b is not None:
+            return _perm_two_sample(self.a - theta, self.b)
+        if self.kind == "strata" and self.b is not None:
+            return _perm_strata(self.a - theta, self.b, self.a_strata, self.b_strata)
+        if self.kind == "binomial":
+            k, n = int(np.sum(self.a)), len(self.a)
+            if not 0 <= theta <= 1:
+                return (0.0, 1.0) if theta < 0 else (1.0, 0.0)
+            return tuple(float(stats.binomtest(k, n, theta, alternative=alt).pvalue) for alt in ("greater", "less"))  # type: ignore[return-value]
+        if self.kind == "fisher" and self.b is not None and theta == 0:
+            ka, kb = int(self.a.sum()), int(self.b.sum())
+            table = [[ka, len(self.a) - ka], [kb, len(self.b) - kb]]
+            return tuple(float(stats.fisher_exact(table, alternative=alt)[1]) for alt in ("greater", "less"))  # type: ignore[return-value]
+        return None
 
 
 @dataclass
@@ -41,7 +98,8 @@ class Estimate:
     sd: float | None = None  # the unit-level SD, for power
     rows_per_unit: float = 1.0  # rows per unit of analysis (a cluster's rows), for power
     design_effect: float = 1.0  # variance against rows sampled independently (clusters), for power
-    exact: dict[str, float] = field(default_factory=dict)  # one-sided p-values against 0 from exact/permutation tests
+    exact: Exact | None = None  # the exact or permutation test of a small sample, against any value
+    separation: float = 1.0  # no variation: the exact probability of a separation this complete (1: none measured)
     ci: tuple[float, float] | None = None  # a 95% interval other than effect ± t*se (Wilson, Newcombe)
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
@@ -54,48 +112,96 @@ class Estimate:
 
     def p_above(self, theta: float) -> float:
         """One-sided p-value for H1: effect > theta."""
-        if theta == 0 and "greater" in self.exact:
-            return self.exact["greater"]
         if self.se == 0:
-            return self._separated(self.effect > theta)
+            return self.separation if self.effect > theta else 1.0
+        if (exact := self.exact and self.exact.p(theta)) is not None:
+            return exact[0]
         return float(stats.t.sf((self.effect - theta) / self.se, self.df))
 
     def p_below(self, theta: float) -> float:
         """One-sided p-value for H1: effect < theta."""
-        if theta == 0 and "less" in self.exact:
-            return self.exact["less"]
         if self.se == 0:
-            return self._separated(self.effect < theta)
+            return self.separation if self.effect < theta else 1.0
+        if (exact := self.exact and self.exact.p(theta)) is not None:
+            return exact[1]
         return float(stats.t.cdf((self.effect - theta) / self.se, self.df))
 
-    def _separated(self, holds: bool) -> float:
-        return self.exact.get("separation", 1.0) if holds else 1.0
 
-
-def _perm_one_sample(d: np.ndarray) -> dict[str, float]:
-    """Exact sign-flip permutation p-values of the mean of ``d`` (all 2**n flips for small n)."""
-    out = {}
-    for alt in ("greater", "less"):
-        res = stats.permutation_test(
-            (d,), np.mean, permutation_type="samples", alternative=alt, n_resamples=PERMUTATIONS, random_state=0
+def _perm_one_sample(d: np.ndarray) -> tuple[float, float]:
+    """Exact sign-flip permutation p-values ``(mean > 0, mean < 0)`` of ``d`` (all 2**n flips for small n)."""
+    return tuple(  # type: ignore[return-value]
+        float(
+            stats.permutation_test(
+                (d,), np.mean, permutation_type="samples", alternative=alt, n_resamples=PERMUTATIONS, random_state=0
+            ).pvalue
         )
-        out[alt] = float(res.pvalue)
-    return out
+        for alt in ("greater", "less")
+    )
 
 
-def _perm_two_sample(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
-    out = {}
-    for alt in ("greater", "less"):
-        res = stats.permutation_test(
-            (a, b),
-            lambda x, y: np.mean(x) - np.mean(y),
-            permutation_type="independent",
-            alternative=alt,
-            n_resamples=PERMUTATIONS,
-            random_state=0,
+def _flip_clusters(d: np.ndarray, clusters: np.ndarray) -> tuple[float, float]:
+    """Exact p-values ``(mean > 0, mean < 0)`` of ``d`` over every flip of whole clusters' signs (2**clusters)."""
+    ids = pd.factorize(clusters)[0]
+    sums = np.bincount(ids, weights=d)
+    signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(sums))))
+    draws = signs @ sums
+    observed, tol = sums.sum(), 1e-9 * max(1.0, abs(sums.sum()))
+    return float(np.mean(draws >= observed - tol)), float(np.mean(draws <= observed + tol))
+
+
+def _perm_two_sample(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """Permutation p-values ``(mean a - mean b > 0, < 0)``: every relabelling for small groups."""
+    return tuple(  # type: ignore[return-value]
+        float(
+            stats.permutation_test(
+                (a, b),
+                lambda x, y: np.mean(x) - np.mean(y),
+                permutation_type="independent",
+                alternative=alt,
+                n_resamples=PERMUTATIONS,
+                random_state=0,
+            ).pvalue
         )
-        out[alt] = float(res.pvalue)
-    return out
+        for alt in ("greater", "less")
+    )
+
+
+def _perm_strata(
+    a: np.ndarray, b: np.ndarray, a_strata: np.ndarray | None, b_strata: np.ndarray | None
+) -> tuple[float, float]:
+    """Permutation p-values ``(T > 0, T < 0)`` of T, the equal-weight mean over strata of mean A - mean B, with the
+    labels relabelled within each stratum: every relabelling when there are at most ``EXACT_LIMIT`` (the exact
+    test), else ``PERMUTATIONS`` random ones (p = (1 + as extreme) / (1 + drawn), never 0)."""
+    a_strata = np.zeros(len(a), int) if a_strata is None else a_strata
+    b_strata = np.zeros(len(b), int) if b_strata is None else b_strata
+    names = sorted(set(a_strata.tolist()) & set(b_strata.tolist()))
+    parts = [(a[a_strata == s], b[b_strata == s]) for s in names]
+    observed = float(np.mean([x.mean() - y.mean() for x, y in parts]))
+    total = math.prod(special.comb(len(x) + len(y), len(x), exact=True) for x, y in parts)
+    draws: np.ndarray
+    if total <= EXACT_LIMIT:
+        draws = np.zeros(1)
+        for x, y in parts:  # each stratum's differences over all its relabellings, summed over strata (outer sums)
+            pooled, k = np.concatenate([x, y]), len(x)
+            picks = np.array(list(itertools.combinations(range(len(pooled)), k)), dtype=int)
+            chosen = np.zeros((len(picks), len(pooled)), bool)
+            np.put_along_axis(chosen, picks, True, axis=1)
+            diffs = (chosen @ pooled) / k - (~chosen @ pooled) / (len(pooled) - k)
+            draws = (draws[:, None] + diffs[None, :]).ravel()
+        draws /= len(parts)
+        extra = 0
+    else:
+        rng = np.random.default_rng(0)
+        draws = np.zeros(PERMUTATIONS)
+        for x, y in parts:
+            shuffled = rng.permuted(np.tile(np.concatenate([x, y]), (PERMUTATIONS, 1)), axis=1)
+            draws += shuffled[:, : len(x)].mean(axis=1) - shuffled[:, len(x) :].mean(axis=1)
+        draws /= len(parts)
+        extra = 1  # the observed relabelling counts among the draws
+    tol = 1e-9 * max(1.0, abs(observed))  # sums in another order differ in the last bits
+    greater = (np.sum(draws >= observed - tol) + extra) / (len(draws) + extra)
+    less = (np.sum(draws <= observed + tol) + extra) / (len(draws) + extra)
+    return float(greater), float(less)
 
 
 def _separation(sizes: list[tuple[int, int]]) -> float:
@@ -104,21 +210,49 @@ def _separation(sizes: list[tuple[int, int]]) -> float:
     return float(np.prod([1.0 / special.comb(na + nb, na, exact=True) for na, nb in sizes]))
 
 
-def paired(frame: pd.DataFrame, pair_on: list[str]) -> Estimate:
-    """A against B unit by unit: the mean of within-pair differences (pairs where both conditions ran)."""
+def paired(frame: pd.DataFrame, pair_on: list[str], cluster_on: list[str] | None = None) -> Estimate:
+    """A against B unit by unit: the mean of within-pair differences (pairs where both conditions ran). Pairs that
+    share a cluster (``cluster_on``, a subset of ``pair_on``: one task paired under several configurations) are not
+    independent: their mean gets a cluster-robust error with a t on clusters - 1 degrees of freedom, the clusters
+    count as the units, and below ``SMALL`` clusters whole clusters' signs are flipped."""
     means = frame.groupby([*pair_on, "group"])["value"].mean().unstack("group").dropna()
     d = (means["A"] - means["B"]).to_numpy(dtype=float)
     n = len(d)
     if n == 0:
         return Estimate(math.nan, math.nan, math.nan, 0, "paired: no pair ran under both conditions")
+    if cluster_on:
+        clusters = joined(means.index.to_frame(index=False), cluster_on).to_numpy()
+        return _clustered_pairs(d, clusters, pair_on, cluster_on)
     sd = float(np.std(d, ddof=1)) if n > 1 else math.nan
     se = sd / math.sqrt(n) if n > 1 else math.nan
     est = Estimate(float(d.mean()), 0.0 if sd == 0 else se, n - 1, n, f"paired over {', '.join(pair_on)}", sd=sd)
     if n > 1 and sd == 0:
-        est.exact = {"separation": 0.5**n}
+        est.separation = 0.5**n
     elif n < SMALL and n > 1:
-        est.exact = _perm_one_sample(d)
+        est.exact = Exact("sign_flip", d)
         est.method += " (exact sign-flip test)"
+    return est
+
+
+def _clustered_pairs(d: np.ndarray, clusters: np.ndarray, pair_on: list[str], cluster_on: list[str]) -> Estimate:
+    """The mean of pair differences ``d`` whose pairs share ``clusters``: statsmodels' cluster-robust error on an
+    intercept-only fit (the mean), clusters as the units."""
+    from statsmodels.regression.linear_model import OLS
+
+    ids, g = pd.factorize(clusters)[0], len(set(clusters.tolist()))
+    label = f"paired over {', '.join(pair_on)}, clustered by {', '.join(cluster_on)} ({len(d)} pairs in {g} clusters)"
+    if g < 2:
+        return Estimate(float(d.mean()), math.nan, math.nan, g, label + ": fewer than 2 clusters")
+    sd = float(np.std(d, ddof=1))
+    if sd == 0:
+        return Estimate(float(d.mean()), 0.0, math.inf, g, label + " (no variation)", sd=0.0, separation=0.5**g)
+    fit = OLS(d, np.ones((len(d), 1))).fit(cov_type="cluster", cov_kwds={"groups": ids}, use_t=True)
+    se = float(fit.bse[0])
+    est = Estimate(float(d.mean()), se, g - 1, g, label, sd=sd, rows_per_unit=len(d) / g)
+    est.design_effect = max(1.0, (se / (sd / math.sqrt(len(d)))) ** 2)
+    if g < SMALL:
+        est.exact = Exact("cluster_flip", d, a_strata=ids)
+        est.method += " (exact test: signs of whole clusters flipped)"
     return est
 
 
@@ -160,7 +294,7 @@ def stratified(frame: pd.DataFrame, strata: list[str], cluster_on: list[str]) ->
     if (within == 0).all():  # every unit of a condition alike in every stratum: no sampling error
         effect = float(contrast @ df.groupby("_cell")["value"].mean().reindex(names).to_numpy())
         return Estimate(
-            effect, 0.0, math.inf, len(df), label + " (no variation)", sd=0.0, exact={"separation": _separation(sizes)}
+            effect, 0.0, math.inf, len(df), label + " (no variation)", sd=0.0, separation=_separation(sizes)
         )
     if cluster_on:
         df["_cluster"] = joined(df, cluster_on)
@@ -187,14 +321,35 @@ def stratified(frame: pd.DataFrame, strata: list[str], cluster_on: list[str]) ->
                 for _, g in df.groupby("_stratum")
             ]
         return Estimate(
-            effect, 0.0, math.inf, n_units, label + " (no variation)", sd=0.0, exact={"separation": _separation(sizes)}
+            effect, 0.0, math.inf, n_units, label + " (no variation)", sd=0.0, separation=_separation(sizes)
         )
     est = Estimate(effect, se, float(df_t), n_units, label, sd=sd)
     if cluster_on:  # what clustering costs, for the planner: Kish's design effect, measured on this contrast
         naive = float(np.squeeze(model.fit(cov_type="HC3").t_test(contrast).sd))
         est.rows_per_unit = len(df) / n_units
         est.design_effect = max(1.0, (se / naive) ** 2) if naive > 0 else 1.0
+    est.exact, how = _small_strata(df, bool(cluster_on))
+    est.method += how
     return est
+
+
+def _small_strata(df: pd.DataFrame, clustered: bool) -> tuple[Exact | None, str]:
+    """The permutation test of a stratified comparison with fewer than ``SMALL`` units (clusters, when clustered) a
+    side, and what to add to its method; ``(None, "")`` with more. A cluster counts as one unit: its rows' mean."""
+    units = df.groupby(["_stratum", "group", "_cluster"])["value"].mean().reset_index() if clustered else df
+    sides = units.groupby("group").size().reindex(["A", "B"]).fillna(0)
+    if sides.min() >= SMALL:
+        return None, ""
+    a, b = units[units["group"] == "A"], units[units["group"] == "B"]
+    exact = Exact(
+        "strata",
+        a["value"].to_numpy(float),
+        b["value"].to_numpy(float),
+        a["_stratum"].to_numpy(object),
+        b["_stratum"].to_numpy(object),
+    )
+    what = "clusters relabelled within strata" if clustered else "labels relabelled within strata"
+    return exact, f" (permutation test: {what})"
 
 
 def welch(frame: pd.DataFrame) -> Estimate:
@@ -212,7 +367,7 @@ def welch(frame: pd.DataFrame) -> Estimate:
             len(a) + len(b),
             "two samples (no variation)",
             sd=0.0,
-            exact={"separation": _separation([(len(a), len(b))])},
+            separation=_separation([(len(a), len(b))]),
         )
     with warnings.catch_warnings():  # one side alike throughout: its variance is exactly 0, not a cancellation
         if a.var() == 0 or b.var() == 0:
@@ -224,7 +379,7 @@ def welch(frame: pd.DataFrame) -> Estimate:
         float(a.mean() - b.mean()), float(abs(se)), float(res.df), len(a) + len(b), "two samples (Welch)", sd=sd
     )
     if min(len(a), len(b)) < SMALL:
-        est.exact = _perm_two_sample(a, b)
+        est.exact = Exact("two_sample", a, b)
         est.method += " (permutation test)"
     return est
 
@@ -238,10 +393,9 @@ def one_sample(values: np.ndarray, null: float) -> Estimate:
     sd = float(d.std(ddof=1))
     est = Estimate(float(values.mean()), sd / math.sqrt(n), n - 1, n, "one sample (t)", sd=sd)
     if sd == 0:
-        est.se, est.exact = 0.0, {"separation": 0.5**n}
+        est.se, est.separation = 0.0, 0.5**n
     elif n < SMALL:
-        flips = _perm_one_sample(d)
-        est.exact, est.method = flips, "one sample (exact sign-flip test)"
+        est.exact, est.method = Exact("sign_flip", values.astype(float)), "one sample (exact sign-flip test)"
     return est
 
 
@@ -255,9 +409,8 @@ def rate(values: np.ndarray, null: float) -> Estimate:
     lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
     p = k / n
     se = math.sqrt(max(p * (1 - p), 1e-12) / n)
-    exact = {alt: float(stats.binomtest(k, n, null, alternative=alt).pvalue) for alt in ("greater", "less")}
     est = Estimate(p - 0.0, se, math.inf, n, "rate (Wilson interval, exact binomial test)", sd=math.sqrt(p * (1 - p)))
-    est.ci, est.exact = (float(lo), float(hi)), exact
+    est.ci, est.exact = (float(lo), float(hi)), Exact("binomial", values.astype(float))
     est.effect = p
     return est
 
@@ -274,9 +427,7 @@ def rate_diff(frame: pd.DataFrame) -> Estimate:
     lo, hi = confint_proportions_2indep(ka, len(a), kb, len(b), method="newcomb", compare="diff")
     pa, pb = ka / len(a), kb / len(b)
     se = math.sqrt(max(pa * (1 - pa), 1e-12) / len(a) + max(pb * (1 - pb), 1e-12) / len(b))
-    table = [[ka, len(a) - ka], [kb, len(b) - kb]]
-    exact = {alt: float(stats.fisher_exact(table, alternative=alt)[1]) for alt in ("greater", "less")}
     pooled = (ka + kb) / (len(a) + len(b))
     est = Estimate(pa - pb, se, math.inf, len(a) + len(b), "rates (Newcombe interval, Fisher exact test)")
-    est.ci, est.exact, est.sd = (float(lo), float(hi)), exact, math.sqrt(pooled * (1 - pooled))
+    est.ci, est.exact, est.sd = (float(lo), float(hi)), Exact("fisher", a, b), math.sqrt(pooled * (1 - pooled))
     return est

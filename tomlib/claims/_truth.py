@@ -32,7 +32,12 @@ TRUTH_COLUMNS = ["declared_effect", "declared_truth", "matches_truth"]
 def point_effect(claim: Claim, frame: pd.DataFrame, column: str = EXPECTED) -> float:
     """The claim's effect on ``column`` with the weights its verdict uses: within pairs, then the equal-weight mean
     over strata that ran both conditions with 2 units or more each, else the difference of the groups' means (the
-    mean of group A for one-sample claims)."""
+    mean of group A for one-sample claims); for a claim about each stratum, the weakest stratum's."""
+    if claim.each_stratum:  # the weakest stratum's, as its verdict shows
+        inner = claim.model_copy(update={"each_stratum": False, "strata": ""})
+        got = [point_effect(inner, part, column) for _, part in frame.groupby(joined(frame, claim.columns["strata"]))]
+        got = [e for e in got if math.isfinite(e)]
+        return min(got, key=lambda e: inside(claim, e)) if got else math.nan
     a = frame[frame["group"] == "A"]
     if claim.test in ("mean", "rate"):
         return float(a[column].mean()) if len(a) else math.nan

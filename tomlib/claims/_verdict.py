@@ -16,15 +16,15 @@ import math
 import threading
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
 from tomlib.claims import _memo
 from tomlib.claims._query import MissingColumn, QueryError, mask
 from tomlib.claims._registry import Claim
-from tomlib.claims._stats import Estimate, one_sample, paired, rate, rate_diff, stratified, welch
-from tomlib.claims._truth import TRUTH_COLUMNS, inside
+from tomlib.claims._stats import SMALL, Estimate, joined, one_sample, paired, rate, rate_diff, stratified, welch
+from tomlib.claims._truth import TOLERANCE, TRUTH_COLUMNS, inside
 from tomlib.errors import TomlibError
 
 ALPHA = 0.05
@@ -153,13 +153,19 @@ def estimate(claim: Claim, frame: pd.DataFrame) -> Estimate:
     cols = claim.columns
     a = frame.loc[frame["group"] == "A", "value"].to_numpy(float)
     if claim.test == "all":
-        return rate((a != 0).astype(float), 1.0)
+        est = rate((a != 0).astype(float), 1.0)
+        est.exact = None
+        est.method = (
+            f"every unit checked: it holds in {int((a != 0).sum())} of {len(a)} (no test runs: a theorem holds when "
+            "every unit does; the interval is Wilson's, of the share that holds)"
+        )
+        return est
     if claim.test == "rate":
         return rate(a, float(claim.null or 0.0))
     if claim.test == "mean":
         return one_sample(a, float(claim.null or 0.0))
     if cols["pair_on"]:
-        return paired(frame, cols["pair_on"])
+        return paired(frame, cols["pair_on"], cols["cluster_on"])
     if cols["strata"] or cols["cluster_on"]:
         return stratified(frame, cols["strata"], cols["cluster_on"])
     if claim.test == "rate_diff":
@@ -286,6 +292,8 @@ class Judged:
 
 
 def judge_one(claim: Claim, frame: pd.DataFrame) -> Judged:
+    if claim.each_stratum:
+        return judge_each(claim, frame)
     est = estimate(claim, frame)
     b = frame.loc[frame["group"] == "B", "value"]
     base = float(b.mean()) if claim.test == "rate_diff" and len(b) else None
@@ -293,6 +301,42 @@ def judge_one(claim: Claim, frame: pd.DataFrame) -> Judged:
         return Judged(claim, est, math.nan, "", base)
     ps, pc = _sides(claim, est)
     return Judged(claim, est, min(1.0, 2 * min(ps, pc)), "supported" if ps <= pc else "contradicted", base)
+
+
+def judge_each(claim: Claim, frame: pd.DataFrame) -> Judged:
+    """A claim about every stratum (``each_stratum``), judged in each one apart and then together by an
+    intersection-union test: it is supported only when every stratum supports it (p, the largest of the strata's),
+    and contradicted when some stratum contradicts it (p, the smallest of theirs times the number of strata:
+    Bonferroni). The effect and interval shown are the weakest stratum's; the method names each stratum's effect and
+    the strata where the claim fails."""
+    inner = claim.model_copy(update={"each_stratum": False, "strata": ""})
+    names = claim.columns["strata"]
+    parts: dict[str, tuple[Estimate, float, float]] = {}
+    for name, part in frame.groupby(joined(frame, names), sort=True):
+        if not _both_groups(inner, part):
+            continue
+        est = estimate(inner, part)
+        if math.isfinite(est.effect):
+            parts[str(name)] = (est, *_sides(inner, est))
+    if not parts:
+        none = Estimate(math.nan, math.nan, math.nan, 0, "no stratum holds both groups")
+        return Judged(claim, none, math.nan, "", None)
+    ps = max(p for _, p, _ in parts.values())
+    pc = min(1.0, len(parts) * min(p for _, _, p in parts.values()))
+    weakest = min(parts, key=lambda n: inside(claim, parts[n][0].effect))
+    shown = []
+    for name, (est, _, _) in parts.items():
+        lo, hi = est.interval()
+        fails = " (outside the claim)" if inside(claim, est.effect) <= TOLERANCE else ""
+        shown.append(f"{name} {est.effect:+.3g} [{lo:+.3g}, {hi:+.3g}], n = {est.n_units}{fails}")
+    est = replace(
+        parts[weakest][0],
+        n_units=sum(e.n_units for e, _, _ in parts.values()),
+        rows_per_unit=parts[weakest][0].rows_per_unit / len(parts),  # power: the weakest's units, in every stratum
+        method=f"each {', '.join(names)} apart, all must hold (intersection-union; shown: the weakest, {weakest}): "
+        + "; ".join(shown),
+    )
+    return Judged(claim, est, min(1.0, 2 * min(ps, pc)), "supported" if ps <= pc else "contradicted", None)
 
 
 def verdicts(
@@ -406,14 +450,18 @@ def _both_groups(claim: Claim, frame: pd.DataFrame) -> bool:
 def _row(paper_id: str, source: str, j: Judged, p_adj: float | None) -> dict:
     est, claim = j.est, j.claim
     lo, hi = est.interval() if math.isfinite(est.effect) else (math.nan, math.nan)
+    method = est.method
+    exact = _exact_answer(source, claim, est)
     if claim.test == "all":
         verdict = "inconclusive" if est.n_units == 0 else ("supported" if est.effect == 1.0 else "contradicted")
+    elif exact is not None:
+        verdict, why = exact
+        method += f"; {why}"
     elif p_adj is not None and p_adj < ALPHA:
         verdict = j.favours
     else:
         verdict = "inconclusive"
     need = units_for_power(claim, est, j.base_rate) if verdict == "inconclusive" else None
-    method = est.method
     if verdict == "inconclusive" and need is None:
         distance = paper_distance(claim)
         why = (
@@ -442,6 +490,25 @@ def _row(paper_id: str, source: str, j: Judged, p_adj: float | None) -> dict:
         "method": method,
         **dict.fromkeys(TRUTH_COLUMNS),
     }
+
+
+DETERMINISTIC = "formal"
+"""The source whose agents are exact: where every unit of both conditions agrees, it has no sampling error at all."""
+
+
+def _exact_answer(source: str, claim: Claim, est: Estimate) -> tuple[str, str] | None:
+    """The verdict of an effect with no sampling error: the ``formal`` source, every unit alike (``se == 0``), and
+    enough units (``2 * SMALL``) that the agreement is no accident of a few draws. Its effect is exact, so it answers
+    the claim by where it lies: inside (supported), outside, or on the boundary of a strict claim ("A > B" with an
+    effect of exactly 0: contradicted). None otherwise (the p-value decides)."""
+    if source != DETERMINISTIC or est.se != 0 or est.n_units < 2 * SMALL or not math.isfinite(est.effect):
+        return None
+    d = inside(claim, est.effect)
+    strict = claim.direction in ("greater", "less")
+    if d > TOLERANCE or (abs(d) <= TOLERANCE and not strict):
+        return "supported", f"every unit alike: the exact effect {est.effect:+.4g} lies inside the claim"
+    where = "on its boundary" if abs(d) <= TOLERANCE else "outside it"
+    return "contradicted", f"every unit alike: the exact effect {est.effect:+.4g} lies {where}, not inside the claim"
 
 
 def _absent(paper_id: str, source: str, claim: Claim) -> dict:
