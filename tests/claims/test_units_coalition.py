@@ -135,7 +135,9 @@ def test_the_programming_tables_write_their_units(sim_model: SimServer, isolated
     assert {"table10", "table11", "table12"} <= set(t10["table_id"])
 
     rows = assert_every_claim_judged("sim:sim")
-    assert rows.loc["coalition.matching_recovers_pass", "n_units"] == len(cp.TOM_CONFIGS) * 4
+    # each of the 4 tasks (2 HumanEval, 2 MBPP) is paired under every ToM configuration: 24 pairs, 4 tasks sampled
+    assert rows.loc["coalition.matching_recovers_pass", "n_units"] == 4
+    assert f"{len(cp.TOM_CONFIGS) * 4} pairs in 4 clusters" in rows.loc["coalition.matching_recovers_pass", "method"]
 
 
 def test_the_debate_table_writes_its_units(sim_model: SimServer, isolated: Path) -> None:

@@ -220,9 +220,9 @@ def paired(frame: pd.DataFrame, pair_on: list[str], cluster_on: list[str] | None
     n = len(d)
     if n == 0:
         return Estimate(math.nan, math.nan, math.nan, 0, "paired: no pair ran under both conditions")
-    if cluster_on:
-        clusters = joined(means.index.to_frame(index=False), cluster_on).to_numpy()
-        return _clustered_pairs(d, clusters, pair_on, cluster_on)
+    clusters = joined(means.index.to_frame(index=False), cluster_on).to_numpy() if cluster_on else None
+    if clusters is not None and len(set(clusters.tolist())) < n:  # a cluster of one pair each is no cluster
+        return _clustered_pairs(d, clusters, pair_on, cluster_on or [])
     sd = float(np.std(d, ddof=1)) if n > 1 else math.nan
     se = sd / math.sqrt(n) if n > 1 else math.nan
     est = Estimate(float(d.mean()), 0.0 if sd == 0 else se, n - 1, n, f"paired over {', '.join(pair_on)}", sd=sd)
@@ -240,7 +240,8 @@ def _clustered_pairs(d: np.ndarray, clusters: np.ndarray, pair_on: list[str], cl
     from statsmodels.regression.linear_model import OLS
 
     ids, g = pd.factorize(clusters)[0], len(set(clusters.tolist()))
-    label = f"paired over {', '.join(pair_on)}, clustered by {', '.join(cluster_on)} ({len(d)} pairs in {g} clusters)"
+    said = f"{len(d)} pairs in {g} cluster{'s' if g != 1 else ''}"
+    label = f"paired over {', '.join(pair_on)}, clustered by {', '.join(cluster_on)} ({said})"
     if g < 2:
         return Estimate(float(d.mean()), math.nan, math.nan, g, label + ": fewer than 2 clusters")
     sd = float(np.std(d, ddof=1))
