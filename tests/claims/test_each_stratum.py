@@ -1,6 +1,7 @@
 """A claim about every stratum is judged in each one (an intersection-union test), never pooled: A-ToM's weight on the
 partner's order can average above 1/3 while it stays below 1/3 with a ToM-1 partner. And a formal source whose units
-all agree has an exact effect: "A > B" with an effect of exactly 0 is contradicted, not left open."""
+all agree has an exact effect: "A > B" with an effect of exactly 0 is contradicted, not left open. Units for power
+that no run will gather are said to be beyond reach, not printed as a count."""
 
 from __future__ import annotations
 
@@ -69,3 +70,16 @@ def test_a_formal_zero_with_no_spread_contradicts_a_greater_than() -> None:
     # and a formal source of a few units is not trusted to be deterministic
     few = units(np.zeros(4), np.zeros(4), task=np.array(["m"] * 8)).assign(source="formal")
     assert verdict_of(claim(strata="task"), few)["verdict"] == "inconclusive"
+
+
+def test_units_for_power_past_a_hundred_times_the_papers_n_are_beyond_reach() -> None:
+    from tomlib.claims._text import verdict_text
+
+    rng = np.random.default_rng(4)
+    table = units(rng.normal(0, 1, 30), rng.normal(0, 1, 30))
+    far = verdict_of(claim(paper_effect=0.01, paper_effect_sd=1.0, paper_n=30), table)
+    assert far["verdict"] == "inconclusive" and far["units_for_power"] > 3000
+    said = verdict_text(far)
+    assert "beyond reach (needs over 3,000 units)" in said and str(int(far["units_for_power"])) not in said
+    near = verdict_of(claim(paper_effect=0.5, paper_effect_sd=1.0, paper_n=30), table)
+    assert "beyond reach" not in verdict_text(near) and "would give 80% power" in verdict_text(near)

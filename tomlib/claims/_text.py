@@ -29,7 +29,10 @@ def verdict_text(row: pd.Series) -> str:
     else:
         text = f"{v}: {fmt(row['effect'])} [{fmt(row['ci_low'])}, {fmt(row['ci_high'])}], n = {n}"
     need = row.get("units_for_power")
-    if v == "inconclusive" and need is not None and not pd.isna(need) and n >= need:
+    method = str(row.get("method") or "")
+    if v == "inconclusive" and "beyond reach: needs over " in method:
+        text += f"; beyond reach (needs over {method.split('beyond reach: needs over ')[1].split(';')[0]} units)"
+    elif v == "inconclusive" and need is not None and not pd.isna(need) and n >= need:
         # not a call for more units (the plan's SD may be the paper's, so no more is said than that)
         text += f"; past the {int(need)} units that give 80% power at the paper's effect"
     elif v == "inconclusive" and need is not None and not pd.isna(need):

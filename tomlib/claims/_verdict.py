@@ -28,6 +28,10 @@ from tomlib.claims._truth import TOLERANCE, TRUTH_COLUMNS, inside
 from tomlib.errors import TomlibError
 
 ALPHA = 0.05
+REACH = 100
+"""Units for power past this many times the paper's n (or, without one, the units judged) are beyond reach: no run
+of this kind will gather them, and the count itself means "never"."""
+BEYOND = "beyond reach: needs over "
 POWER = 0.8
 NO_POWER = "no units for 80% power: "
 VERDICT_COLUMNS = [
@@ -462,6 +466,8 @@ def _row(paper_id: str, source: str, j: Judged, p_adj: float | None) -> dict:
     else:
         verdict = "inconclusive"
     need = units_for_power(claim, est, j.base_rate) if verdict == "inconclusive" else None
+    if need is not None and need > (reach := REACH * (claim.paper_n or max(est.n_units, 1))):
+        method += f"; {BEYOND}{reach:,}"
     if verdict == "inconclusive" and need is None:
         distance = paper_distance(claim)
         why = (
