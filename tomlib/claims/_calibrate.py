@@ -42,6 +42,8 @@ def design(claim: Claim) -> Claim:
             "select": "",
             "a": "cond == 'A'",
             "b": "cond == 'B'" if claim.b else "",
+            "c": "cond == 'C'" if claim.c else "",
+            "d": "cond == 'D'" if claim.d else "",
         }
     )
 
@@ -73,6 +75,13 @@ def draw(claim: Claim, effect: float, n_units: int, rng: np.random.Generator, ic
     if claim.test == "rate":
         p = min(max(base + effect, 0.0), 1.0)
         return _frame(["A"] * n_units, (rng.random(n_units) < p).astype(float), {})
+    if claim.test == "gap_diff":  # four groups; the effect in A alone makes (A - B) - (C - D) equal to it
+        per = max(n_units // 4, 2)
+        extra = {k: (np.arange(4 * per) % STRATA).astype(str) for k in cols["strata"]}
+        y = np.repeat([effect, 0.0, 0.0, 0.0], per) + rng.normal(0, sd, 4 * per)
+        if cols["strata"]:
+            y = y + np.array([float(v) for v in extra[cols["strata"][0]]])
+        return _frame([g for g in "ABCD" for _ in range(per)], y, extra)
     rates = claim.test == "rate_diff"
     p0 = 0.5
     if cols["pair_on"]:  # the same units under both conditions

@@ -14,7 +14,7 @@ from tomlib.errors import ConfigFileError, describe_validation
 from tomlib.paths import data_dir, project_root
 
 PAPERS = ("adaptive_tom", "coalition", "tom_ib")
-TESTS = ("mean_diff", "mean", "rate_diff", "rate", "all")
+TESTS = ("mean_diff", "gap_diff", "mean", "rate_diff", "rate", "all")
 DIRECTIONS = ("greater", "less", "equivalent", "not_greater", "not_less", "all")
 PAPER_FILES = {
     "adaptive_tom": ("adaptive-tom-aaai2026.txt",),
@@ -35,9 +35,10 @@ class Claim(BaseModel):
     line: int
     rests_on: str
     comparison: str
-    test: Literal["mean_diff", "mean", "rate_diff", "rate", "all"]
+    test: Literal["mean_diff", "gap_diff", "mean", "rate_diff", "rate", "all"]
     direction: Literal["greater", "less", "equivalent", "not_greater", "not_less", "all"]
     margin: float | None = None
+    margin_why: str = ""
     paper_effect: float | None = None
     paper_effect_sd: float | None = None
     paper_n: int | None = None
@@ -47,6 +48,8 @@ class Claim(BaseModel):
     select: str = ""
     a: str
     b: str = ""
+    c: str = ""
+    d: str = ""
     null: float | None = None
     strata: str = ""
     pair_on: str = ""
@@ -71,16 +74,20 @@ class Claim(BaseModel):
             raise ValueError("a quote is a few words (2-30) as the paper prints them")
         return v
 
-    @field_validator("select", "a", "b")
+    @field_validator("select", "a", "b", "c", "d")
     @classmethod
     def _condition(cls, v: str) -> str:
         return check_query(v)  # a registry is data: its conditions are parsed, never run (tomlib.claims._query)
 
     @model_validator(mode="after")
     def _consistent(self) -> Claim:
-        two = self.test in ("mean_diff", "rate_diff")
+        two = self.test in ("mean_diff", "rate_diff", "gap_diff")
         if two and not self.b:
             raise ValueError(f"test {self.test} compares A with B: give b")
+        if (self.test == "gap_diff") != bool(self.c and self.d):
+            raise ValueError(
+                "test gap_diff compares the gap A - B with the gap C - D: give c and d (and only for gap_diff)"
+            )
         if not two and self.b:
             raise ValueError(f"test {self.test} has one group: leave b empty")
         if self.test in ("mean", "rate") and self.null is None:
@@ -133,6 +140,11 @@ def load_claims(paper_id: str, folder: str | os.PathLike[str] | None = None) -> 
         except ValidationError as exc:
             raise ConfigFileError(f"{path}:{i} ({row.get('claim_id', '?')}): {describe_validation(exc)}") from None
         claim._origin = f"{path}:{i}"
+        if (claim.margin is not None or claim.null not in (None, 0.0)) and not claim.margin_why:
+            raise ConfigFileError(
+                f"{path}:{i} ({claim.claim_id}): a margin or a null other than 0 is a threshold of ours the claim is "
+                "judged against: say in margin_why where it comes from and why the paper's own comparison cannot do"
+            )
         if claim.paper_file not in PAPER_FILES[paper_id]:
             raise ConfigFileError(f"{path}:{i}: paper_file {claim.paper_file!r} is not one of {PAPER_FILES[paper_id]}")
         out.append(claim)

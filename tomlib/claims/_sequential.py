@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from tomlib.claims._registry import Claim
-from tomlib.claims._stats import joined
+from tomlib.claims._stats import DIFF, GAP, joined
 
 
 class NeedsConfseq(ImportError):
@@ -69,11 +69,12 @@ def observations(claim: Claim, frame: pd.DataFrame) -> np.ndarray:
     parts = frame.groupby(strata, sort=False) if strata else [(None, frame)]
     for _, part in parts:
         sides = {}
-        for g in ("A", "B"):
+        weights = GAP if claim.test == "gap_diff" else DIFF
+        for g in weights:
             rows = part[part["group"] == g]
             sides[g] = (_in_order(rows, unit)["value"] if unit else rows["value"]).to_numpy(float)
-        k = min(len(sides["A"]), len(sides["B"]))
-        out += list(sides["A"][:k] - sides["B"][:k])
+        k = min(len(v) for v in sides.values())
+        out += list(sum(w * sides[g][:k] for g, w in weights.items()))
     return np.asarray(out, float)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from tomlib.claims._registry import Claim
-from tomlib.claims._stats import joined
+from tomlib.claims._stats import DIFF, GAP, joined
 from tomlib.claims._units import EXPECTED
 
 TOLERANCE = 1e-9  # expected values are exact up to float rounding
@@ -45,14 +45,15 @@ def point_effect(claim: Claim, frame: pd.DataFrame, column: str = EXPECTED) -> f
     if cols["pair_on"]:
         means = frame.groupby([*cols["pair_on"], "group"])[column].mean().unstack("group").dropna()
         return float((means["A"] - means["B"]).mean()) if len(means) and {"A", "B"} <= set(means) else math.nan
-    if cols["strata"] or cols["cluster_on"]:
+    if cols["strata"] or cols["cluster_on"] or claim.test == "gap_diff":
         strata = cols["strata"]
         key = joined(frame, strata) if strata else pd.Series("all", index=frame.index)
+        weights = GAP if claim.test == "gap_diff" else DIFF
         diffs = []
         for _, part in frame.groupby(key):
-            ga, gb = part[part["group"] == "A"], part[part["group"] == "B"]
-            if len(ga) >= 2 and len(gb) >= 2:
-                diffs.append(ga[column].mean() - gb[column].mean())
+            cells = {g: part.loc[part["group"] == g, column] for g in weights}
+            if all(len(v) >= 2 for v in cells.values()):
+                diffs.append(sum(w * cells[g].mean() for g, w in weights.items()))
         return float(np.mean(diffs)) if diffs else math.nan
     b = frame[frame["group"] == "B"]
     return float(a[column].mean() - b[column].mean()) if len(a) and len(b) else math.nan

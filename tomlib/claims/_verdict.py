@@ -23,7 +23,7 @@ import pandas as pd
 from tomlib.claims import _memo
 from tomlib.claims._query import MissingColumn, QueryError, mask
 from tomlib.claims._registry import Claim
-from tomlib.claims._stats import SMALL, Estimate, joined, one_sample, paired, rate, rate_diff, stratified, welch
+from tomlib.claims._stats import GAP, SMALL, Estimate, joined, one_sample, paired, rate, rate_diff, stratified, welch
 from tomlib.claims._truth import TOLERANCE, TRUTH_COLUMNS, inside
 from tomlib.errors import TomlibError
 
@@ -72,12 +72,17 @@ def _picked(claim: Claim, rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.Index]:
     labels of rows in both groups; :class:`ClaimDataError` when a query does not fit."""
     if claim.select:
         rows = _where(claim, "select", rows)
-    a = _where(claim, "a", rows).assign(group="A")
-    b = _where(claim, "b", rows).assign(group="B") if claim.b else rows.iloc[0:0].assign(group="B")
-    frame = pd.concat([a, b])
+    picked = [_where(claim, g.lower(), rows).assign(group=g) for g in group_names(claim)]
+    frame = pd.concat(picked) if len(picked) > 1 else picked[0]
     # rounded: shares that sum to 1 differ by 1e-17 where they are equal, and a t-test of that noise is no evidence
     frame["value"] = pd.to_numeric(frame["value"], errors="coerce").round(10)
-    return frame.dropna(subset=["value"]), a.index.intersection(b.index)
+    labels = picked[0].index.append([p.index for p in picked[1:]])
+    return frame.dropna(subset=["value"]), labels[labels.duplicated()].unique()
+
+
+def group_names(claim: Claim) -> list[str]:
+    """The claim's groups: A; A and B; or A, B, C and D for a difference of gaps (``gap_diff``)."""
+    return ["A", "B", "C", "D"] if claim.test == "gap_diff" else ["A", "B"] if claim.b else ["A"]
 
 
 def _where(claim: Claim, field: str, rows: pd.DataFrame) -> pd.DataFrame:
@@ -102,9 +107,10 @@ def _where(claim: Claim, field: str, rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _overlap(claim: Claim) -> ClaimDataError:
+    named = " and ".join(f"{g} (`{getattr(claim, g.lower())}`)" for g in group_names(claim))
     return ClaimDataError(
-        f"{claim.origin}: some units are in both A (`{claim.a}`) and B (`{claim.b}`). Make a and b exclusive in "
-        "the registry."
+        f"{claim.origin}: some units are in {'more than one of' if claim.test == 'gap_diff' else 'both'} {named}. "
+        "Make the groups exclusive in the registry."
     )
 
 
@@ -124,7 +130,7 @@ class Grouper:
         root = self.roots.get(claim.units)
         if root is None or frame.empty or not _subset_of(frame, root):
             return groups(claim, frame)
-        key = (claim.units, claim.metric, claim.select, claim.a, claim.b)
+        key = (claim.units, claim.metric, claim.select, claim.a, claim.b, claim.c, claim.d)
         if key not in self._whole:
             self._whole[key] = _whole_groups(claim, root)
         whole = self._whole[key]
@@ -168,6 +174,8 @@ def estimate(claim: Claim, frame: pd.DataFrame) -> Estimate:
         return rate(a, float(claim.null or 0.0))
     if claim.test == "mean":
         return one_sample(a, float(claim.null or 0.0))
+    if claim.test == "gap_diff":
+        return stratified(frame, cols["strata"], cols["cluster_on"], GAP)
     if cols["pair_on"]:
         return paired(frame, cols["pair_on"], cols["cluster_on"])
     if cols["strata"] or cols["cluster_on"]:
@@ -270,6 +278,8 @@ def solve_power(
             size = distance / sd
             one = claim.test == "mean" or bool(claim.columns["pair_on"])
             solver, per, kw = (TTestPower(), 1, {}) if one else (TTestIndPower(), 2, {"ratio": 1.0})
+            if claim.test == "gap_diff":  # four cells of n: the contrast's variance 4 sd^2 / n, two samples' 2 sd^2 / n
+                size, per = size / math.sqrt(2), 4
         if n_units is not None:
             if n_units // per < 2:
                 return None
@@ -447,8 +457,7 @@ def _of_source(table: pd.DataFrame, source: str, across: bool) -> pd.Series:
 
 def _both_groups(claim: Claim, frame: pd.DataFrame) -> bool:
     """Whether the units hold the claim's group A (and B, for a comparison)."""
-    have = set(frame["group"])
-    return "A" in have and ("B" in have or not claim.b)
+    return set(group_names(claim)) <= set(frame["group"])
 
 
 def _row(paper_id: str, source: str, j: Judged, p_adj: float | None) -> dict:

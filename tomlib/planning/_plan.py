@@ -139,7 +139,7 @@ def select_claims(spec: str) -> list[Claim]:
 
 def named_models(claim: Claim) -> set[str]:
     """The models a claim's queries name (``model == 'gpt-4o'``): it is about those models only."""
-    text = " ".join((claim.select, claim.a, claim.b))
+    text = " ".join((claim.select, claim.a, claim.b, claim.c, claim.d))
     names: set[str] = set()
     for m in re.finditer(r"model\s*(==|in)\s*(\[[^\]]*\]|'[^']*')", text):
         names |= set(re.findall(r"'([^']*)'", m.group(2)))
