@@ -111,6 +111,7 @@ class Estimate:
     exact: Exact | None = None  # the exact or permutation test of a small sample, against any value
     separation: float = 1.0  # no variation: the exact probability of a separation this complete (1: none measured)
     ci: tuple[float, float] | None = None  # a 95% interval other than effect ± t*se (Wilson, Newcombe)
+    in_clusters: int | None = None  # clustered: the pairs or rows the ``n_units`` clusters hold
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         if self.ci is not None and level == 0.95:
@@ -283,13 +284,15 @@ def _clustered_pairs(d: np.ndarray, clusters: np.ndarray, pair_on: list[str], cl
     said = f"{len(d)} pairs in {g} cluster{'s' if g != 1 else ''}"
     label = f"paired over {', '.join(pair_on)}, clustered by {', '.join(cluster_on)} ({said})"
     if g < 2:
-        return Estimate(float(d.mean()), math.nan, math.nan, g, label + ": fewer than 2 clusters")
+        return Estimate(float(d.mean()), math.nan, math.nan, g, label + ": fewer than 2 clusters", in_clusters=len(d))
     sd = float(np.std(d, ddof=1))
     if sd == 0:
-        return Estimate(float(d.mean()), 0.0, math.inf, g, label + " (no variation)", sd=0.0, separation=0.5**g)
+        return Estimate(
+            float(d.mean()), 0.0, math.inf, g, label + " (no variation)", sd=0.0, separation=0.5**g, in_clusters=len(d)
+        )
     fit = OLS(d, np.ones((len(d), 1))).fit(cov_type="cluster", cov_kwds={"groups": ids}, use_t=True)
     se = float(fit.bse[0])
-    est = Estimate(float(d.mean()), se, g - 1, g, label, sd=sd, rows_per_unit=len(d) / g)
+    est = Estimate(float(d.mean()), se, g - 1, g, label, sd=sd, rows_per_unit=len(d) / g, in_clusters=len(d))
     est.design_effect = max(1.0, (se / (sd / math.sqrt(len(d)))) ** 2)
     if g < SMALL:
         est.exact = Exact("cluster_flip", d, a_strata=ids)
@@ -358,8 +361,11 @@ def stratified(
     tt = fit.t_test(contrast)
     effect, se = float(np.squeeze(tt.effect)), float(np.squeeze(tt.sd))
     if not se > 1e-9 * max(1.0, abs(effect)):  # rounding, not sampling error: as if every unit agreed
+        clustered = len(df) if cluster_on else None
         if gap:
-            return Estimate(effect, 0.0, math.inf, n_units, label + " (no variation)", sd=0.0, separation=1.0)
+            return Estimate(
+                effect, 0.0, math.inf, n_units, label + " (no variation)", sd=0.0, separation=1.0, in_clusters=clustered
+            )
         if cluster_on:
             sizes = [
                 (
@@ -369,10 +375,18 @@ def stratified(
                 for _, g in df.groupby("_stratum")
             ]
         return Estimate(
-            effect, 0.0, math.inf, n_units, label + " (no variation)", sd=0.0, separation=_separation(sizes)
+            effect,
+            0.0,
+            math.inf,
+            n_units,
+            label + " (no variation)",
+            sd=0.0,
+            separation=_separation(sizes),
+            in_clusters=clustered,
         )
     est = Estimate(effect, se, float(df_t), n_units, label, sd=sd)
     if cluster_on:  # what clustering costs, for the planner: Kish's design effect, measured on this contrast
+        est.in_clusters = len(df)
         naive = float(np.squeeze(model.fit(cov_type="HC3").t_test(contrast).sd))
         est.rows_per_unit = len(df) / n_units
         est.design_effect = max(1.0, (se / naive) ** 2) if naive > 0 else 1.0

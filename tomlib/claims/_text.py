@@ -6,6 +6,8 @@ import math
 
 import pandas as pd
 
+from tomlib.claims._coverage import ALL
+
 
 def fmt(v: object) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
@@ -21,13 +23,15 @@ def verdict_text(row: pd.Series) -> str:
     if v == "not reproduced":
         return "not reproduced (no units)"
     n = int(row["n_units"]) if not pd.isna(row["n_units"]) else 0
+    held = row.get("units_in_clusters")
+    of = f" clusters of {int(held):,} units" if held is not None and not pd.isna(held) else ""
     if pd.isna(row["effect"]):  # too few units to estimate anything (the method says why)
         method = str(row.get("method") or "").split("; no units for 80% power: ")[0]
-        text = f"{v}: {method or 'too few units'} (n = {n})"
+        text = f"{v}: {method or 'too few units'} (n = {n:,}{of})"
     elif pd.isna(row["ci_low"]):
-        text = f"{v}: {fmt(row['effect'])}, no spread to estimate from n = {n}"
+        text = f"{v}: {fmt(row['effect'])}, no spread to estimate from n = {n:,}{of}"
     else:
-        text = f"{v}: {fmt(row['effect'])} [{fmt(row['ci_low'])}, {fmt(row['ci_high'])}], n = {n}"
+        text = f"{v}: {fmt(row['effect'])} [{fmt(row['ci_low'])}, {fmt(row['ci_high'])}], n = {n:,}{of}"
     need = row.get("units_for_power")
     method = str(row.get("method") or "")
     if v == "inconclusive" and "beyond reach: needs over " in method:
@@ -39,6 +43,9 @@ def verdict_text(row: pd.Series) -> str:
         text += f"; {int(need)} would give 80% power at the paper's effect"
     elif v == "inconclusive" and "no units for 80% power: " in str(row.get("method") or ""):
         text += "; " + str(row["method"]).split("; ")[-1]
+    part = _text(row.get("covers"))
+    if part and part != ALL:
+        text += f"; covers {part}"
     return text
 
 

@@ -15,12 +15,13 @@ import gc
 import math
 import threading
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import pandas as pd
 
 from tomlib.claims import _memo
+from tomlib.claims._coverage import ALL, covers, shared_with
 from tomlib.claims._query import MissingColumn, QueryError, mask
 from tomlib.claims._registry import Claim
 from tomlib.claims._stats import GAP, SMALL, Estimate, joined, one_sample, paired, rate, rate_diff, stratified, welch
@@ -44,6 +45,8 @@ VERDICT_COLUMNS = [
     "ci_high",
     "p_value",
     "n_units",
+    "units_in_clusters",
+    "covers",
     "units_for_power",
     "robust",
     "flips_under",
@@ -303,6 +306,7 @@ class Judged:
     p_decision: float  # two-sided: twice the smaller of the claim's and its opposite's one-sided p
     favours: str  # supported | contradicted
     base_rate: float | None
+    covers: str = ALL  # the part of the claim the source's units ran (:mod:`tomlib.claims._coverage`)
 
 
 def judge_one(claim: Claim, frame: pd.DataFrame) -> Judged:
@@ -346,6 +350,9 @@ def judge_each(claim: Claim, frame: pd.DataFrame) -> Judged:
     est = replace(
         parts[weakest][0],
         n_units=sum(e.n_units for e, _, _ in parts.values()),
+        in_clusters=None
+        if any(e.in_clusters is None for e, _, _ in parts.values())
+        else sum(e.in_clusters or 0 for e, _, _ in parts.values()),
         rows_per_unit=parts[weakest][0].rows_per_unit / len(parts),  # power: the weakest's units, in every stratum
         method=f"each {', '.join(names)} apart, all must hold (intersection-union; shown: the weakest, {weakest}): "
         + "; ".join(shown),
@@ -404,12 +411,26 @@ def judge_claim(
     at = _memo.key(claim, source, table) if memo else None
     if at is not None and (got := _memo.recall(at)) is not _memo.MISSING:
         return got  # type: ignore[no-any-return]
+    group = grouper or groups
     mine = table[_of_source(table, source, across_models(claim))]
-    frame = None if mine.empty else (grouper or groups)(claim, mine)
+    frame = None if mine.empty else group(claim, mine)
     judged = None if frame is None or not _both_groups(claim, frame) else judge_one(claim, frame)
+    if judged is not None and frame is not None:
+        judged.covers = _covers(claim, frame, table, source, group)
     if at is not None:
         _memo.keep(at, judged)
     return judged
+
+
+def _covers(claim: Claim, frame: pd.DataFrame, table: pd.DataFrame, source: str, group: Grouper | Callable) -> str:
+    """What of the claim ``frame`` (a source's groups) covers, against every source's units of the claim; for a
+    source composed on another (``formal+ppo:selfplay``), how many of its units are the other's own."""
+    said = covers(claim, frame, None if source == ACROSS_MODELS else group(claim, table))
+    base = source.split("+")[0]
+    if "+" in source and (table["source"] == base).any():
+        shared = shared_with(base, frame, group(claim, table[table["source"] == base]))
+        said = f"{said}; {shared}" if shared else said
+    return said
 
 
 _GC_LOCK = threading.Lock()
@@ -497,6 +518,8 @@ def _row(paper_id: str, source: str, j: Judged, p_adj: float | None) -> dict:
         "ci_high": hi,
         "p_value": p_adj if p_adj is not None else math.nan,
         "n_units": est.n_units,
+        "units_in_clusters": est.in_clusters,
+        "covers": j.covers,
         "units_for_power": need,
         "robust": None,
         "flips_under": None,

@@ -21,7 +21,7 @@ from tomlib.llm._client import (
     Mode,
     Usage,
 )
-from tomlib.llm._config import ModelConfig, get_model_config, load_models, source_of
+from tomlib.llm._config import ModelConfig, describe_source, get_model_config, load_models, source_of
 from tomlib.llm._errors import (
     BudgetExceeded,
     ConfigError,
@@ -99,6 +99,7 @@ __all__ = [
     "complete",
     "complete_json",
     "default_ledger",
+    "describe_source",
     "extract_json",
     "get_model",
     "get_model_config",

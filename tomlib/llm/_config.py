@@ -78,6 +78,12 @@ class ModelConfig(BaseModel):
         "serves it in-process on 127.0.0.1; with one, it says what the server there declares (its rows' truth).",
     )
     description: str = Field(default="", description="What this model is, for listings.")
+    size: str = Field(
+        default="",
+        pattern=r"^(\d+(\.\d+)?[MBT])?$",
+        description="Parameters as its maker publishes them (`135M`, `70B`); empty where none is published. Shown "
+        "beside the model's verdicts: a verdict on a 135M model's play says nothing about a 70B one.",
+    )
 
     @model_validator(mode="after")
     def _check_sim(self) -> ModelConfig:
@@ -127,6 +133,29 @@ def source_of(name: str) -> str:
     except ConfigError:  # an unknown name fails where the model is used, with its own message
         simulated = False
     return f"{'sim' if simulated else 'llm'}:{name}"
+
+
+def describe_source(source: str) -> str:
+    """What a ``source`` label's rows come from, in a few words, with a model's size and kind from the registry:
+    ``135M parameters, run here by llama.cpp``, ``size unpublished, over an API``; exact agents, a simulated model or
+    several models otherwise. Beside every verdict: one on a 135M model's play says nothing of a 70B one's."""
+    if source == "formal":
+        return "exact ToM agents, no LLM"
+    if source.startswith("formal+"):
+        return f"exact ToM agents with {source.removeprefix('formal+')}"
+    if source.startswith("sim:"):
+        return "a simulated model (declared competence), no LLM"
+    if source == "llm:*":
+        return "every llm: source together (the models compared)"
+    if not source.startswith("llm:"):
+        return ""
+    try:
+        config = get_model_config(source.removeprefix("llm:"))
+    except ConfigError:
+        return "not in configs/models.yaml"
+    size = f"{config.size} parameters" if config.size else "size unpublished"
+    where = {"local": "run here by llama.cpp", "sim": "simulated"}.get(config.kind, "over an API")
+    return f"{size}, {where}"
 
 
 def models_file() -> Path:

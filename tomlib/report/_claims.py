@@ -10,6 +10,7 @@ import pandas as pd
 from tomlib.claims import load_claims, verdict_text
 from tomlib.claims._robust import load_readings
 from tomlib.claims._text import fmt, robustness_across, robustness_text
+from tomlib.llm import describe_source
 from tomlib.paths import write_atomic
 
 
@@ -18,12 +19,13 @@ def claims_table(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
     rows = []
     mine = verdicts[verdicts["paper_id"] == paper_id]
     sources = sorted(s for s in mine["source"].unique() if not str(s).startswith("sim:"))
+    headers = {s: f"{s} ({what})" if (what := describe_source(str(s))) else str(s) for s in sources}
     for c in load_claims(paper_id):
         got = mine[mine["claim_id"] == c.claim_id].set_index("source")
         evidence = c.rests_on + (f": {fmt(c.paper_effect)}" if c.paper_effect is not None else ": no number printed")
         row = {"claim": c.statement, "paper line": f"{c.paper_file}:{c.line}", "the paper's evidence": evidence}
         for s in sources:
-            row[s] = verdict_text(got.loc[s]) if s in got.index else "not reproduced (no units)"
+            row[headers[s]] = verdict_text(got.loc[s]) if s in got.index else "not reproduced (no units)"
         if not sources:
             row["ours"] = f"not reproduced: no run has written {c.units} yet"
         texts = {s: robustness_text(got.loc[s]) for s in sources if s in got.index}
