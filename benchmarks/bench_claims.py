@@ -1,9 +1,10 @@
 """The claims engine calibrated on known truth: every claim of the three papers, replicated under a declared null and
 under the paper's effect (:mod:`tomlib.claims._calibrate`), judged exactly as a run's units are.
 
-For each claim with a sampled test it prints the units (the engine's own plan for 80% power at the paper's effect,
-within 400), the false-verdict rate under the null, the "supported" rate under the paper's effect and the power the
-engine computes at that n. Then the pooled figures, with the Monte-Carlo bound (alpha + 2 SE at the pooled count)
+For each claim with a sampled test it prints its design path, the units (the engine's own plan for 80% power at the
+paper's effect, within 400), the false-verdict rate under the null, the "supported" rate under the paper's effect
+and the power the engine computes at that n, and the false-verdict rate under the null at 8 units (where p-values
+are exact or from permutations). Then the pooled figures, with the Monte-Carlo bound (alpha + 2 SE at the pooled count)
 and the mean gap between the supported rate and the computed power. Appendix G's theorems (``test=all``) hold or
 fail unit by unit with no sampling error and are not replicated. Claims with no printed effect (ToM+IB's) have no
 power to check; their null still counts.
@@ -28,13 +29,17 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 
 from tomlib.claims import ALPHA, PAPERS, load_claims
-from tomlib.claims._calibrate import Calibration, calibrate, mc_bound, planned_units
+from tomlib.claims._calibrate import SMALL_UNITS, Calibration, calibrate, mc_bound, path_of, planned_units
 
 
-def one(args: tuple[str, int, int]) -> Calibration:
+def one(args: tuple[str, int, int]) -> tuple[Calibration, Calibration]:
+    """A claim at its planned units (null and paper's effect), and at ``SMALL_UNITS`` under the null only (the exact
+    and permutation paths)."""
     claim_id, reps, seed = args
     claim = next(c for p in PAPERS for c in load_claims(p) if c.claim_id == claim_id)
-    return calibrate(claim, planned_units(claim), reps, np.random.default_rng(seed))
+    planned = calibrate(claim, planned_units(claim), reps, np.random.default_rng(seed))
+    null_only = claim.model_copy(update={"paper_effect": None})
+    return planned, calibrate(null_only, SMALL_UNITS, reps, np.random.default_rng(seed + 1))
 
 
 def main() -> None:
@@ -49,14 +54,20 @@ def main() -> None:
     start = time.perf_counter()
     jobs = [(c.claim_id, args.reps, 1000 + i) for i, c in enumerate(claims)]
     with ProcessPoolExecutor(args.workers) as pool:
-        got = list(pool.map(one, jobs))
-    print(f"{'claim':52s} {'n':>4s} {'false':>6s} {'supported':>9s} {'power':>6s}  sd")
-    for r in got:
+        both = list(pool.map(one, jobs))
+    got, small = [b[0] for b in both], [b[1] for b in both]
+    print(f"{'claim':52s} {'path':38s} {'n':>4s} {'false':>6s} {'supported':>9s} {'power':>6s} {'false@8':>7s}  sd")
+    for r, s in zip(got, small, strict=True):
         sup = "" if r.supported_rate is None else f"{r.supported_rate:.1%}"
         power = "" if r.power is None or math.isnan(r.power) else f"{r.power:.1%}"
-        print(f"{r.claim_id:52s} {r.n_units:4d} {r.false_rate:6.1%} {sup:>9s} {power:>6s}  {r.sd_from}")
+        path = path_of(next(c for c in claims if c.claim_id == r.claim_id))
+        print(
+            f"{r.claim_id:52s} {path:38s} {r.n_units:4d} {r.false_rate:6.1%} {sup:>9s} {power:>6s} "
+            f"{s.false_rate:7.1%}  {r.sd_from}"
+        )
     total = len(got) * args.reps
     false = sum(r.false_rate for r in got) / len(got)
+    false_small = sum(r.false_rate for r in small) / len(small)
     powered = [r for r in got if r.supported_rate is not None and r.power is not None and not math.isnan(r.power)]
     sup = sum(r.supported_rate for r in powered) / len(powered)  # type: ignore[misc]
     power = sum(r.power for r in powered) / len(powered)  # type: ignore[misc]
@@ -67,7 +78,15 @@ def main() -> None:
     )
     print(f"null: {false:.2%} false verdicts of {total} (bound alpha + 2 MC SE: {mc_bound(ALPHA, total):.2%})")
     print(
-        f"paper's effect, {len(powered)} claims with an effect and a power: largest gap {worst.claim_id} "
+        f"null at {SMALL_UNITS} units (exact and permutation tests): {false_small:.2%} false verdicts of {total} "
+        f"(bound {mc_bound(ALPHA, total):.2%})"
+    )
+    gaps = [abs(r.supported_rate - r.power) for r in powered]  # type: ignore[operator]
+    bounds = [0.05 + 2 * math.sqrt(r.power * (1 - r.power) / args.reps) for r in powered]  # type: ignore[operator]
+    within = sum(g <= b for g, b in zip(gaps, bounds, strict=True))
+    print(
+        f"paper's effect, {len(powered)} claims with an effect and a power: mean gap {100 * sum(gaps) / len(gaps):.1f} "
+        f"points; {within} within 5 points plus 2 MC SE; largest gap {worst.claim_id} "
         f"{worst.supported_rate:.1%} vs {worst.power:.1%}"
     )
     if args.e2e_reps:

@@ -62,7 +62,12 @@ BENCHES = (
         (),
         "the trace explorer opening a large run log: index against loading every event",
     ),
-    Bench("bench_claims", "bench_claims.py", (), "the claims engine calibrated on known truth"),
+    Bench(
+        "bench_claims",
+        "bench_claims.py",
+        ("--e2e-reps", "0"),
+        "the claims engine calibrated on known truth (the end-to-end cases through the sim server: `--e2e-reps`)",
+    ),
     Bench("bench_plan", "bench_plan.py", (), "stopping when decided against the fixed-n plan"),
     Bench("sweep", "bench_sweep.py", (), "a sweep of notebook 03 with one local worker against two"),
     Bench(

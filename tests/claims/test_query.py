@@ -20,7 +20,7 @@ from tomlib.errors import ConfigFileError
 
 pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
-FIELDS = ("select", "a", "b")
+FIELDS = ("select", "a", "b", "c", "d")
 
 
 def literals(claims: list[Claim]) -> tuple[dict[str, list[object]], set[frozenset[str]]]:
@@ -28,7 +28,7 @@ def literals(claims: list[Claim]) -> tuple[dict[str, list[object]], set[frozense
     values: dict[str, list[object]] = {}
     pairs: set[frozenset[str]] = set()
     for c in claims:
-        for text in filter(None, (c.select, c.a, c.b)):
+        for text in filter(None, (getattr(c, f) for f in FIELDS)):
             for node in ast.walk(ast.parse(text, mode="eval")):
                 if not isinstance(node, ast.Compare):
                     continue
@@ -58,7 +58,10 @@ def synthetic_units(paper: str, units: str, claims: list[Claim], rows: int = 600
         if name in ("paper_id", "table_id"):
             frame[name] = [str(v) for v in rng.choice(np.array(pool, dtype=object), rows)]
             continue
-        other = 99 if all(isinstance(v, int | float) for v in pool) else "other"
+        if all(isinstance(v, bool) for v in pool):
+            other: object = not pool[0]  # a flag's other value (a number would make the column mixed)
+        else:
+            other = 99 if all(isinstance(v, int | float) for v in pool) else "other"
         frame[name] = rng.choice(np.array([*pool, other], dtype=object), rows)
     frame["metric"] = rng.choice(sorted({c.metric for c in claims}), rows)
     frame["value"] = rng.normal(size=rows)

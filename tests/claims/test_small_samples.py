@@ -142,3 +142,10 @@ def test_clustered_pairs_widen_the_error_where_a_task_moves_all_its_pairs() -> N
     naive, clustered = paired(f, ["config", "task_id"]), paired(f, ["config", "task_id"], ["task_id"])
     assert clustered.effect == pytest.approx(naive.effect) and clustered.exact is None
     assert clustered.se > 1.8 * naive.se and clustered.df == 39 and clustered.design_effect > 3
+
+
+def test_a_complete_separation_of_many_units_has_a_p_of_zero_not_an_overflow() -> None:
+    # 400 units a side, every A unit 1 and every B unit 0, within strata: 1 / C(800, 400) is past any float
+    n = 400
+    est = stratified(frame([1.0] * n, [0.0] * n, task=["t0", "t1"] * n), ["task"], [])
+    assert est.se == 0 and est.p_above(0) < 1e-100 and est.p_below(0) == 1.0

@@ -229,15 +229,23 @@ def test_appendix_g_writes_one_unit_per_instance(isolated: Path) -> None:
     table, per = cm.appendix_g(trials=3, seed=0)
     assert (per["no_cycle"] == per["cycle_length"].isna()).all()
     u = units(isolated, "appendix_g")
-    check_columns(u, "n", "min_size", "trial", "everyone_in", "blocking")
+    check_columns(u, "n", "min_size", "trial", "everyone_in", "blocking", "trust", "blocking_at_start", "steps")
     binary(u, "converged", "stable_exists", "no_cycle")
     assert set(u["source"]) == {"formal"} and len(u) == 3 * len(per)
     assert set(u["blocking"]) == {"G.2", "§4.2", "§4.2, |C| ≥ n - 1"}  # every reading, beside each other
-    wide = u.pivot_table(index=["blocking", "n", "min_size", "trial"], columns="metric", values="value")
-    got = wide.groupby(["blocking", "n", "min_size"])["converged"].mean()
-    rates = table[table["metric"] == "dynamics_converged_rate"].set_index(["blocking", "n", "min_size"])["value"]
-    assert rates.to_dict() == pytest.approx(got.round(4).to_dict())
+    assert set(u["trust"].astype(str)) == {"0.8", "uniform"}
+    assert (u["blocking_at_start"] == (u["steps"] > 0)).all()
+    keys = ["trust", "blocking", "n", "min_size"]
+    wide = u.pivot_table(index=[*keys, "trial"], columns="metric", values="value")
+    got = wide.groupby(keys)["converged"].mean()
+    rates = table[table["metric"] == "dynamics_converged_rate"].set_index(keys)["value"]
+    assert {(str(k[0]), *k[1:]): v for k, v in rates.to_dict().items()} == pytest.approx(
+        {(str(k[0]), *k[1:]): v for k, v in got.round(4).to_dict().items()}
+    )
     rows = assert_every_claim_judged("formal")
+    # the theorems are judged on the default draw's instances where some coalition could block, under G.2
+    tested = per[(per["trust"] == "0.8") & (per["blocking"] == "G.2") & per["blocking_at_start"]]
+    assert rows.loc["coalition.g1_convergence", "n_units"] == len(tested)
     assert set(
         rows.loc[["coalition.g1_convergence", "coalition.g2_stable_exists", "coalition.g3_no_cycles"], "verdict"]
     ) <= {

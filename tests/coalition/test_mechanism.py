@@ -309,3 +309,17 @@ def test_blocking_dynamics_can_cycle() -> None:
         state = apply_blocking(state, blocking, inst.min_size)
     assert state == start  # back where it began: the potential cannot have fallen at every step
     assert solve_coalitions(inst).stable_exists  # and yet a stable structure exists
+
+
+def test_under_g2s_own_definition_the_dynamics_can_cycle_and_a_stable_structure_can_be_missing() -> None:
+    fx = _fixtures()
+    cyc = fx["g2_cycle"][0]
+    inst = make_instance(cyc["scores"], min_size=cyc["min_size"], trusted_blocking=True)
+    start = state = CoalitionStructure.of(cyc["start"], inst.n)
+    for blocking in cyc["blocking"]:
+        assert tuple(blocking) in all_blocking(inst, state) and inst.all_trusted(blocking)  # a move G.2 allows
+        state = apply_blocking(state, blocking, inst.min_size)
+    assert state == start
+    none = fx["g2_no_stable_structure"][0]
+    bad = make_instance(none["scores"], min_size=none["min_size"], trusted_blocking=True)
+    assert brute_force_stable(bad) == [] and not solve_coalitions(bad).stable_exists

@@ -41,8 +41,21 @@ def test_algorithm1_runs_log_every_round_and_appendix_g_follows_the_contract(iso
     assert (isolated / "results" / "runs" / run_id / "events.jsonl").exists()
     table, per = cm.appendix_g(trials=3, seed=0)
     validate_results(table)
-    assert set(table["metric"]) == {"stable_exists_rate", "dynamics_converged_rate", "dynamics_cycle_rate"}
-    assert len(per) == 3 * 6 * 3  # three readings of what may block, on the same instances
+    assert set(table["metric"]) == {
+        "stable_exists_rate",
+        "dynamics_converged_rate",
+        "dynamics_cycle_rate",
+        "blocking_at_start_rate",
+        "mean_steps_when_blocked",
+    }
+    # three readings of what may block on the same instances (80% of the pairs trusted), and G.2's on uniform ones
+    assert len(per) == 3 * 6 * 4
+    assert per.groupby(["trust", "blocking"]).size().to_dict() == {
+        ("0.8", "G.2"): 18,
+        ("0.8", "§4.2"): 18,
+        ("0.8", "§4.2, |C| ≥ n - 1"): 18,
+        ("uniform", "G.2"): 18,
+    }
 
 
 def test_check_hints_holds_each_parameter_to_its_type_hint() -> None:
@@ -92,3 +105,19 @@ def test_c1_roles_enter_the_team_by_ability_only_with_the_ability_term() -> None
     assert t.loc[(1.0, intended), "UI in team %"] > t.loc[(1.0, plain), "UI in team %"]
     assert t.loc[(1.0, "λ·α, sign as printed"), "UI in team %"] < t.loc[(1.0, plain), "UI in team %"]
     assert len(cm.C1_NOT_GIVEN) == 5
+
+
+def test_appendix_gs_instances_trust_as_often_as_asked_and_uniform_ones_are_as_before() -> None:
+    import numpy as np
+
+    from tomlib.coalition._appendix_g import random_instance
+
+    rng = np.random.default_rng(3)
+    scores = np.concatenate([random_instance(rng, 7, trust=0.8).scores[~np.eye(7, dtype=bool)] for _ in range(200)])
+    trusted = scores >= 0.5  # φ = (1 - s) / 2 <= 0.25
+    assert abs(trusted.mean() - 0.8) < 0.02 and scores.min() >= -1 and scores.max() <= 1
+    # a uniform instance is the draw it always was: the same scores from the same generator state
+    a, b = np.random.default_rng(4), np.random.default_rng(4)
+    assert (random_instance(a, 5).scores == b.uniform(-1, 1, (5, 5)).round(2)).all()
+    with pytest.raises(ValueError, match="trust is a share of pairs"):
+        cm.appendix_g(trials=1, trust=(1.5,))

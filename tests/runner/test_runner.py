@@ -156,7 +156,12 @@ def test_the_offline_series_runs_end_to_end_at_its_default_sizes(offline_series:
     for o in outcomes:
         assert (res / "notebooks" / f"{o['name']}.ipynb").exists()
         assert (res / "notebooks" / f"{o['name']}.html").exists()
-    assert "00_quickstart" in (res / "REPORT.md").read_text()
+    report = (res / "REPORT.md").read_text()
+    assert "00_quickstart" in report
+    # the claims engine's check on declared truth, made on the run's background thread and shown in REPORT
+    check = pd.read_csv(res / "claims_calibration.csv")
+    assert check["path"].nunique() >= 8 and (check["reps"] == 20).all()
+    assert "Can the verdicts be trusted?" in report and "## The claims engine on declared truth" in report
 
 
 @pytest.mark.series

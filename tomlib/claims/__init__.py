@@ -4,7 +4,7 @@ Reads results and imports no experiment, so a claim can be judged again under ev
 anything it need not.
 """
 
-from tomlib.claims._judge import claims_on, judge, judge_ahead, write_claims
+from tomlib.claims._judge import claims_on, engine_check_ahead, judge, judge_ahead, write_claims
 from tomlib.claims._registry import PAPERS, Claim, load_claims, misquoted, papers_dir
 from tomlib.claims._text import verdict_text
 from tomlib.claims._units import read_units, units_dir, write_units
@@ -16,6 +16,7 @@ __all__ = [
     "VERDICT_COLUMNS",
     "Claim",
     "claims_on",
+    "engine_check_ahead",
     "judge",
     "judge_ahead",
     "load_claims",

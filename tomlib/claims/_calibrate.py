@@ -17,14 +17,16 @@ correction is the identity here (the engine tests check it apart).
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from tomlib.claims._registry import Claim
-from tomlib.claims._verdict import paper_distance, power_at, solve_power, verdicts
+from tomlib.claims._verdict import _both_groups, decide, groups, judge_one, paper_distance, power_at, solve_power
 
 CLUSTER_SIZE = 5
 ICC = 0.2  # the share of a unit's variance its cluster carries
@@ -70,11 +72,12 @@ def draw(claim: Claim, effect: float, n_units: int, rng: np.random.Generator, ic
     cols = claim.columns
     sd, _ = declared_sd(claim)
     base = float(claim.null or 0.0) if claim.test in ("mean", "rate") else 0.0
-    if claim.test == "mean":
-        return _frame(["A"] * n_units, base + effect + rng.normal(0, sd, n_units), {})
-    if claim.test == "rate":
+    if claim.test in ("mean", "rate"):  # a claim about each stratum: the same effect in every one
+        strata = {k: (np.arange(n_units) % STRATA).astype(str) for k in cols["strata"]}
+        if claim.test == "mean":
+            return _frame(["A"] * n_units, base + effect + rng.normal(0, sd, n_units), strata)
         p = min(max(base + effect, 0.0), 1.0)
-        return _frame(["A"] * n_units, (rng.random(n_units) < p).astype(float), {})
+        return _frame(["A"] * n_units, (rng.random(n_units) < p).astype(float), strata)
     if claim.test == "gap_diff":  # four groups; the effect in A alone makes (A - B) - (C - D) equal to it
         per = max(n_units // 4, 2)
         extra = {k: (np.arange(4 * per) % STRATA).astype(str) for k in cols["strata"]}
@@ -147,23 +150,34 @@ def calibrate(claim: Claim, n_units: int, reps: int, rng: np.random.Generator) -
     c = design(claim)
     false = 0
     for _ in range(reps):
-        v = verdicts("cal", [c], {"calibration": draw(claim, null_effect(claim), n_units, rng)}).iloc[0]["verdict"]
-        false += v in ("supported", "contradicted")
+        false += verdict_alone(c, draw(claim, null_effect(claim), n_units, rng)) in ("supported", "contradicted")
     sd, sd_from = declared_sd(claim)
     supported, power = None, None
     if claim.paper_effect is not None:
         effect = claim.paper_effect - (float(claim.null or 0.0) if claim.test in ("mean", "rate") else 0.0)
         hits = 0
         for _ in range(reps):
-            got = verdicts("cal", [c], {"calibration": draw(claim, effect, n_units, rng)})
-            hits += got.iloc[0]["verdict"] == "supported"
+            hits += verdict_alone(c, draw(claim, effect, n_units, rng)) == "supported"
         supported = hits / reps
         base = 0.5 if claim.test == "rate_diff" else (float(claim.null or 0.0) if claim.test == "rate" else None)
         rows, deff = clustering(claim)
-        power = power_at(
-            c.model_copy(update={"paper_effect_sd": sd}), n_units, sd, base, rows_per_unit=rows, design_effect=deff
-        )
+        planned = c.model_copy(update={"paper_effect_sd": sd})
+        if claim.each_stratum:  # every one of the STRATA strata must be decided, each on its share of the units
+            one = power_at(planned, n_units // STRATA, sd, base, rows_per_unit=rows, design_effect=deff)
+            power = None if one is None else one**STRATA
+        else:
+            power = power_at(planned, n_units, sd, base, rows_per_unit=rows, design_effect=deff)
     return Calibration(claim.claim_id, n_units, reps, false / reps, supported, power, sd_from)
+
+
+def verdict_alone(claim: Claim, units: pd.DataFrame, source: str = "sim:calibration") -> str:
+    """The verdict :func:`verdicts` gives a claim judged alone on ``units`` (its Holm family of one: p unadjusted),
+    without the rest of its row (power, coverage), which a calibration does not read."""
+    frame = groups(claim, units)
+    if not _both_groups(claim, frame):
+        return "not reproduced"
+    j = judge_one(claim, frame)
+    return decide(source, j, j.p_decision if math.isfinite(j.p_decision) else None)[0]
 
 
 def clustering(claim: Claim, icc: float = ICC) -> tuple[float, float]:
@@ -196,3 +210,110 @@ def planned_units(claim: Claim, cap: int = 400) -> int:
 def mc_bound(p: float, reps: int, z: float = 2.0) -> float:
     """``p`` plus ``z`` Monte-Carlo standard errors at ``reps`` replications."""
     return p + z * math.sqrt(p * (1 - p) / reps)
+
+
+def path_of(claim: Claim) -> str:
+    """The engine's path for a claim's design (:mod:`tomlib.claims._stats`), as the calibration groups them."""
+    cols = claim.columns
+    if claim.test == "gap_diff":
+        return "difference of gaps"
+    if claim.each_stratum:
+        return f"{claim.test} in each stratum"
+    if claim.test in ("mean", "rate"):
+        return f"one {claim.test} against a value"
+    kind = "rates" if claim.test == "rate_diff" else "means"
+    if cols["pair_on"]:
+        return f"paired {kind}" + (", clustered" if cols["cluster_on"] else "")
+    if cols["strata"] or cols["cluster_on"]:
+        return f"{kind} within strata" + (", clustered" if cols["cluster_on"] else "")
+    return f"two samples of {kind}" + (" against a margin" if claim.margin is not None else "")
+
+
+ENGINE_CHECK_REPS = 20
+"""Replications per path, size and truth in REPORT's engine check (``benchmarks/bench_claims.py``: 200 a claim)."""
+SMALL_UNITS = 8
+"""The small size the engine check also draws: below ``SMALL`` a side, where p-values are exact or permutations."""
+
+
+def engine_check(papers: tuple[str, ...], reps: int = ENGINE_CHECK_REPS, seed: int = 0) -> pd.DataFrame:
+    """The engine on declared truth, small enough for every report: for each design path the registries use, its
+    first claim, replicated ``reps`` times at its planned units (at most 120) under a declared null (a decided verdict
+    is false) and under the paper's effect (the supported rate against the power the engine computes), and at
+    :data:`SMALL_UNITS` under the null. Seeded: the same rows every time for the same registries and engine."""
+    from tomlib.claims._registry import load_claims
+
+    first: dict[str, Claim] = {}
+    for paper in papers:
+        for c in load_claims(paper):
+            if c.test != "all":
+                first.setdefault(path_of(c), c)
+    rows = []
+    for i, (path, claim) in enumerate(sorted(first.items())):
+        for size, n in (("planned", planned_units(claim, cap=120)), ("small", SMALL_UNITS)):
+            # at 8 units the null only: the planner's power is for planned sizes (a stratum of 8 holds one or two)
+            asked = claim if size == "planned" else claim.model_copy(update={"paper_effect": None})
+            got = calibrate(asked, n, reps, np.random.default_rng([seed, i, n]))
+            rows.append(
+                {
+                    "path": path,
+                    "claim_id": claim.claim_id,
+                    "size": size,
+                    "n_units": n,
+                    "reps": reps,
+                    "false_verdicts": round(got.false_rate * reps),
+                    "supported_rate": got.supported_rate,
+                    "power": got.power,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+ENGINE_CHECK = "claims_calibration.csv"
+"""The engine check's rows in a results folder, beside ``claims.csv``."""
+
+
+def engine_key(papers: tuple[str, ...], reps: int, seed: int) -> str:
+    """What the engine check's rows are a function of: the registries, the engine's code, ``reps`` and ``seed``."""
+    import hashlib
+
+    from tomlib.claims._registry import claims_dir
+
+    h = hashlib.sha256(f"{','.join(papers)}\0{reps}\0{seed}\0".encode())
+    for path in [*(claims_dir() / f"{p}.csv" for p in papers), *sorted(Path(__file__).parent.glob("*.py"))]:
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def write_engine_check(
+    results: str | os.PathLike[str] | None = None, reps: int = ENGINE_CHECK_REPS, seed: int = 0
+) -> Path:
+    """:func:`engine_check` written to ``results/claims_calibration.csv``, unless the rows there were made by the
+    same registries, engine, ``reps`` and ``seed`` (then they are the same rows, and kept). The rows are also kept in
+    the cache folder (:func:`tomlib.paths.cache_dir`, when it is this user's alone), so that every results folder and
+    every run of the same code reuses them: seeded, they would be the same."""
+    from tomlib.claims._registry import PAPERS
+    from tomlib.errors import UsageError
+    from tomlib.paths import cache_dir, private_dir, read_own, results_dir, write_atomic
+
+    path = results_dir(results) / ENGINE_CHECK
+    key = engine_key(PAPERS, reps, seed)
+    if path.exists():
+        try:
+            if set(pd.read_csv(path, usecols=["engine"])["engine"].astype(str)) == {key}:
+                return path
+        except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError):
+            pass  # unreadable or from another version: made again
+    try:
+        cached: Path | None = private_dir(cache_dir(), parents=True) / f"engine-check-{key}.csv"
+    except (OSError, UsageError):  # no cache of this user's alone: the check is only made here
+        cached = None
+    raw = read_own(cached) if cached is not None else None
+    if raw is None:
+        with warnings.catch_warnings():  # statsmodels' power solvers warn where they cannot converge; nan is handled
+            warnings.simplefilter("ignore")
+            raw = engine_check(PAPERS, reps, seed).assign(engine=key).to_csv(index=False).encode()
+        if cached is not None:
+            write_atomic(cached, raw)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, raw)
+    return path

@@ -114,6 +114,17 @@ def judge_ahead(results: str | os.PathLike[str] | None, papers: Iterable[str]) -
     _ahead.submit(work)
 
 
+def engine_check_ahead(results: str | os.PathLike[str] | None) -> None:
+    """Write the engine's check on declared truth (:func:`tomlib.claims._calibrate.write_engine_check`) on the
+    background thread, for REPORT to find made."""
+    from tomlib.claims._calibrate import write_engine_check
+
+    def work() -> None:
+        write_engine_check(results)
+
+    _ahead.submit(work)
+
+
 def with_robustness(
     judged: pd.DataFrame,
     paper: str,

@@ -38,8 +38,23 @@ def units_dir(results: str | os.PathLike[str] | None = None) -> Path:
     return results_dir(results) / "units"
 
 
-UNIT_COLUMNS = ("episode", "trial", "round", "seed", "step", "task_id", "question_id", "question", "debate", "instance")
-"""Columns that name a unit rather than a condition (``write_units`` replaces whole conditions, never part of one)."""
+UNIT_COLUMNS = (
+    "episode",
+    "trial",
+    "round",
+    "seed",
+    "step",
+    "task_id",
+    "question_id",
+    "question",
+    "debate",
+    "instance",
+    "steps",
+    "blocking_at_start",
+)
+"""Columns that name a unit, or describe one, rather than a condition (``write_units`` replaces whole conditions,
+never part of one): Appendix G's instances carry whether a coalition could block at the start and the steps their
+dynamics took."""
 
 
 def write_units(

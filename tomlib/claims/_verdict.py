@@ -425,7 +425,8 @@ def judge_claim(
 def _covers(claim: Claim, frame: pd.DataFrame, table: pd.DataFrame, source: str, group: Grouper | Callable) -> str:
     """What of the claim ``frame`` (a source's groups) covers, against every source's units of the claim; for a
     source composed on another (``formal+ppo:selfplay``), how many of its units are the other's own."""
-    said = covers(claim, frame, None if source == ACROSS_MODELS else group(claim, table))
+    alone = len(frame) == len(table) or table["source"].nunique() == 1  # every source's units are this one's
+    said = covers(claim, frame, None if source == ACROSS_MODELS else frame if alone else group(claim, table))
     base = source.split("+")[0]
     if "+" in source and (table["source"] == base).any():
         shared = shared_with(base, frame, group(claim, table[table["source"] == base]))
@@ -481,20 +482,24 @@ def _both_groups(claim: Claim, frame: pd.DataFrame) -> bool:
     return set(group_names(claim)) <= set(frame["group"])
 
 
+def decide(source: str, j: Judged, p_adj: float | None) -> tuple[str, str]:
+    """The verdict of a judged claim at its Holm-adjusted p, and what to add to its method (an exact answer's why)."""
+    est, claim = j.est, j.claim
+    exact = _exact_answer(source, claim, est)
+    if claim.test == "all":
+        return ("inconclusive" if est.n_units == 0 else "supported" if est.effect == 1.0 else "contradicted"), ""
+    if exact is not None:
+        return exact[0], f"; {exact[1]}"
+    if p_adj is not None and p_adj < ALPHA:
+        return j.favours, ""
+    return "inconclusive", ""
+
+
 def _row(paper_id: str, source: str, j: Judged, p_adj: float | None) -> dict:
     est, claim = j.est, j.claim
     lo, hi = est.interval() if math.isfinite(est.effect) else (math.nan, math.nan)
-    method = est.method
-    exact = _exact_answer(source, claim, est)
-    if claim.test == "all":
-        verdict = "inconclusive" if est.n_units == 0 else ("supported" if est.effect == 1.0 else "contradicted")
-    elif exact is not None:
-        verdict, why = exact
-        method += f"; {why}"
-    elif p_adj is not None and p_adj < ALPHA:
-        verdict = j.favours
-    else:
-        verdict = "inconclusive"
+    verdict, why = decide(source, j, p_adj)
+    method = est.method + why
     need = units_for_power(claim, est, j.base_rate) if verdict == "inconclusive" else None
     if need is not None and need > (reach := REACH * (claim.paper_n or max(est.n_units, 1))):
         method += f"; {BEYOND}{reach:,}"

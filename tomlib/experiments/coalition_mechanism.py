@@ -36,7 +36,7 @@ from tomlib.coalition import (
     solve_pairs,
     value,
 )
-from tomlib.coalition._appendix_g import BLOCKING_READINGS, check_appendix_g
+from tomlib.coalition._appendix_g import BLOCKING_READINGS, TRUST, check_appendix_g
 from tomlib.coalition._many import solve_many
 from tomlib.experiments._checks import check_whole
 from tomlib.trace import RunLog
@@ -288,41 +288,63 @@ CLAIMS = {
     "stable_exists_rate": "Theorem G.2 implies a stable structure always exists (rate 1); the paper prints no rate",
     "dynamics_converged_rate": "Theorem G.1 claims the dynamics always converge (rate 1); the paper prints no rate",
     "dynamics_cycle_rate": "Theorem G.1's potential argument rules out any repeated structure (rate 0)",
+    "blocking_at_start_rate": "instances where some coalition may block 'everyone outside': the rest test nothing "
+    "(no paper value)",
+    "mean_steps_when_blocked": "mean re-matchings of the dynamics on those instances (no paper value)",
 }
+PAPER_VALUES = {"stable_exists_rate": 1.0, "dynamics_converged_rate": 1.0, "dynamics_cycle_rate": 0.0}
+"""What the theorems imply for each rate; the counts of what was tested have none."""
 
 
 def appendix_g(
-    trials: int = 100, seed: int = 0, results: str | None = None, blocking: Sequence[str] = tuple(BLOCKING_READINGS)
+    trials: int = 100,
+    seed: int = 0,
+    results: str | None = None,
+    blocking: Sequence[str] = tuple(BLOCKING_READINGS),
+    trust: Sequence[float | None] = (TRUST, None),
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Appendix G on random instances: (results-contract table, per-instance frame), under each reading of what may
-    block (:data:`tomlib.coalition._appendix_g.BLOCKING_READINGS`; the same instances for each). The instances are
-    also written as units (``results/units/coalition.appendix_g.csv``): ``converged``, ``stable_exists`` and
-    ``no_cycle`` (no structure repeated along the dynamics), 0/1 per instance, with the reading in the column
-    ``blocking`` (G.2's, the default), agents allowed outside every coalition (``everyone_in`` False) and ε = 0.25."""
-    checks = [c for b in blocking for c in check_appendix_g(trials=trials, seed=seed, blocking=b)]
+    block (:data:`tomlib.coalition._appendix_g.BLOCKING_READINGS`; the same instances for each) at the first share
+    of trusted pairs in ``trust`` (:data:`tomlib.coalition._appendix_g.TRUST`, the default), and at each other share
+    (None: uniform scores) under the first reading of ``blocking`` (G.2's, where it matters). The
+    instances are also written as units (``results/units/coalition.appendix_g.csv``): ``converged``,
+    ``stable_exists`` and ``no_cycle`` (no structure repeated along the dynamics), 0/1 per instance, with the readings
+    in the columns ``blocking`` (G.2's, the default) and ``trust``, whether some coalition could block at the start
+    (``blocking_at_start``: the claims are judged on those instances) and the dynamics' ``steps``; agents allowed
+    outside every coalition (``everyone_in`` False) and ε = 0.25. The table adds, per reading, the share of instances
+    with a blocking coalition at the start and the mean steps of the dynamics."""
+    # the first share under every reading of what may block; the others under the first reading only (G.2's: the one
+    # where a blocking coalition must be trusted throughout, so the only one the share of trusted pairs moves much)
+    runs = [(trust[0], b) for b in blocking] + [(t, blocking[0]) for t in trust[1:]]
+    checks = [c for t, b in runs for c in check_appendix_g(trials=trials, seed=seed, blocking=b, trust=t)]
     per = pd.DataFrame([c.row() for c in checks])
     per["no_cycle"] = per["cycle_length"].isna()
     _appendix_g_units(per, seed, results)
     rows = []
-    for (reading, n, m), part in per.groupby(["blocking", "n", "min_size"], sort=False):
+    for (shared, reading, n, m), part in per.groupby(["trust", "blocking", "n", "min_size"], sort=False):
+        tested = part[part["blocking_at_start"]]
         stats = {
             "stable_exists_rate": part["stable_exists"].mean(),
             "dynamics_converged_rate": part["converged"].mean(),
             "dynamics_cycle_rate": part["cycle_length"].notna().mean(),
+            "blocking_at_start_rate": part["blocking_at_start"].mean(),
+            "mean_steps_when_blocked": tested["steps"].mean() if len(tested) else float("nan"),
         }
         for metric, v in stats.items():
             rows.append(
                 {
                     "paper_id": PAPER_ID,
                     "table_id": "appendix_g",
+                    "trust": shared,
                     "blocking": reading,
                     "n": int(n),
                     "min_size": int(m),
                     "metric": metric,
                     "value": round(float(v), 4),
                     "source": "formal",
-                    "paper_value": 0.0 if metric == "dynamics_cycle_rate" else 1.0,
-                    "note": f"{CLAIMS[metric]}; {len(part)} random instances; what may block: {reading}",
+                    "paper_value": PAPER_VALUES.get(metric),
+                    "note": f"{CLAIMS[metric]}; {len(part)} random instances, trusted pairs: {shared}; what may "
+                    f"block: {reading}",
                 }
             )
     return pd.DataFrame(rows), per
@@ -332,13 +354,16 @@ def _appendix_g_units(per: pd.DataFrame, seed: int, results: str | None) -> None
     if per.empty:
         return
     keys = ["n", "min_size", "trial"]
+    about = ["blocking_at_start", "steps"]  # of the instance, not a condition (tomlib.claims UNIT_COLUMNS)
     long = per.melt(
-        id_vars=[*keys, "blocking"], value_vars=["converged", "stable_exists", "no_cycle"], var_name="metric"
+        id_vars=[*keys, "blocking", "trust", *about],
+        value_vars=["converged", "stable_exists", "no_cycle"],
+        var_name="metric",
     )
     long["value"] = long["value"].astype(bool).astype(int)
     long = long.assign(paper_id=PAPER_ID, table_id="appendix_g", everyone_in=False, epsilon=0.25, seed=seed)
-    cols = ["paper_id", "table_id", "blocking", "everyone_in", "epsilon", *keys, "seed", "metric", "value"]
-    write_units(long[cols].assign(source="formal"), results)
+    cols = ["paper_id", "table_id", "blocking", "trust", "everyone_in", "epsilon", *keys, *about, "seed", "metric"]
+    write_units(long[[*cols, "value"]].assign(source="formal"), results)
 
 
 SCENARIOS = {

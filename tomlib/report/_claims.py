@@ -160,3 +160,43 @@ def forest_plot(paper_id: str, verdicts: pd.DataFrame, path: Path) -> Path | Non
     write_atomic(path, buf.getvalue())  # a link planted at the figure's name is replaced, not written through
     plt.close(fig)
     return path
+
+
+def engine_check(rows: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """One sentence and a table of the claims engine against declared truth (``results/claims_calibration.csv``,
+    :func:`tomlib.claims._calibrate.engine_check`): false verdicts under a declared null, pooled against alpha and its
+    Monte-Carlo bound, and the supported rate under the paper's effect against the power the engine computes."""
+    from tomlib.claims import ALPHA
+    from tomlib.claims._calibrate import mc_bound
+
+    if rows.empty:
+        return "", pd.DataFrame()
+    total, false = int(rows["reps"].sum()), int(rows["false_verdicts"].sum())
+    # power is the planner's, meant for planned sizes: at 8 units a stratum holds one or two (shown, not averaged)
+    powered = rows[rows["size"] == "planned"].dropna(subset=["supported_rate", "power"])
+    gaps = (powered["supported_rate"] - powered["power"]).abs()
+    said = (
+        f"Under a declared null, {false:,} of {total:,} replications ({false / total:.1%}) gave a false verdict "
+        f"(alpha {ALPHA:.0%}; with {total:,} replications up to {mc_bound(ALPHA, total):.1%} is chance)"
+    )
+    if len(powered):
+        said += (
+            f"; under the paper's effect, at the units the engine plans, the supported rate was "
+            f"{100 * gaps.mean():.0f} points from the power it computes, on average over {len(powered)} designs "
+            f"(at most {100 * gaps.max():.0f}; {int(rows['reps'].iloc[0])} replications each)"
+        )
+    table = pd.DataFrame(
+        {
+            "design": rows["path"] + rows["size"].map({"planned": "", "small": " (few units: exact tests)"}),
+            "claim whose design it is": rows["claim_id"],
+            "units": rows["n_units"].astype(int),
+            "false verdicts under the null": [
+                f"{int(f)} of {int(r)}" for f, r in zip(rows["false_verdicts"], rows["reps"], strict=True)
+            ],
+            "supported under the paper's effect": rows["supported_rate"].map(
+                lambda v: "" if pd.isna(v) else f"{v:.0%}"
+            ),
+            "power computed": rows["power"].map(lambda v: "" if pd.isna(v) else f"{v:.0%}"),
+        }
+    )
+    return said + ".", table

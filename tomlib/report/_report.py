@@ -17,9 +17,10 @@ from pathlib import Path
 import pandas as pd
 
 from tomlib.claims import write_claims
+from tomlib.claims._calibrate import write_engine_check
 from tomlib.paths import data_dir, portable, results_for_writing, write_atomic
 from tomlib.redact import redact_text
-from tomlib.report._claims import claims_table, claims_tally, forest_plot, readings_reach, sim_truth
+from tomlib.report._claims import claims_table, claims_tally, engine_check, forest_plot, readings_reach, sim_truth
 from tomlib.report._tables import PAPER_IDS, compare, paper_table_index, read_results, side_by_side
 
 PAPERS = {
@@ -467,6 +468,17 @@ def _claims_part(root: Path, paper_id: str, verdicts: pd.DataFrame) -> tuple[lis
     return md, hs
 
 
+ENGINE_ANCHOR = "engine-check"
+ENGINE_CHECKED = "Can the verdicts be trusted? The claims engine was run on units whose truth is declared."
+ENGINE_HOW = (
+    "Each design the registries use (two samples, strata, pairs, clusters, rates, one value, each stratum, a "
+    "difference of gaps), with the first claim that uses it: units drawn with the claim's structure, replicated under "
+    "a declared null (no effect, or the edge of its margin: any decided verdict is false) and under the paper's effect "
+    "(the supported rate should match the power the engine computes) at its planned units, and under the null at 8 "
+    "units (exact and permutation tests). Judged as a run's units are. A small check, seeded; "
+    "`benchmarks/bench_claims.py` replicates every claim 200 times. claims_calibration.csv has the rows."
+)
+
 RUN_NOT_REPRODUCED = (
     "A table run is not a table reproduced: whether the paper's claims hold is the last column (supported, "
     "contradicted, inconclusive; each paper's claims table below), and each run says how many units it rests on."
@@ -498,6 +510,7 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
     }
     papers = _gather(root, written_by)
     verdicts = pd.read_csv(write_claims(root))
+    check_said, check_table = engine_check(pd.read_csv(write_engine_check(root)))
     stamp = time.strftime("%Y-%m-%d %H:%M:%S")
     md = [
         "# tomlib results",
@@ -513,6 +526,8 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
         ],
         "",
         RUN_NOT_REPRODUCED,
+        "",
+        f"{ENGINE_CHECKED} {check_said} ([the check](#{ENGINE_ANCHOR}))",
         "",
         "## Notebooks",
         "",
@@ -534,6 +549,7 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
             )
         ),
         f"<p>{RUN_NOT_REPRODUCED}</p>",
+        f"<p>{_inline_html(ENGINE_CHECKED)} {_inline_html(check_said)} (<a href='#{ENGINE_ANCHOR}'>the check</a>)</p>",
         "<h2>Notebooks</h2><ul>",
     ]
     if not notebooks:
@@ -629,6 +645,11 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
             md += [why, "", *[f"- {p}" for p in paper.pending], ""]
             hs += [f"<p>{_inline_html(why)}</p><ul>", *[f"<li>{_inline_html(p)}</li>" for p in paper.pending]]
             hs.append("</ul>")
+
+    md += ["", f"## The claims engine on declared truth {{#{ENGINE_ANCHOR}}}", "", ENGINE_HOW, "", check_said, ""]
+    md += [_md_table(check_table), ""]
+    hs += [f"<h2 id='{ENGINE_ANCHOR}'>The claims engine on declared truth</h2>", f"<p>{_inline_html(ENGINE_HOW)}</p>"]
+    hs += [f"<p>{_inline_html(check_said)}</p>", _html_table(check_table)]
 
     # through a temp file and os.replace: a link planted at either name is replaced, not written through
     write_atomic(root / "REPORT.md", portable(redact_text("\n".join(md) + "\n")))

@@ -590,10 +590,13 @@ def _run_plan(
                     left = [t.key for t in tasks if plan[t.key].result is None]
                     written = {t for k in plan if (r := plan[k].result) is not None for t in r.tables}
                     if ready := [paper for paper in papers_ready(written, left) if paper not in ahead]:
-                        from tomlib.claims import judge_ahead  # pandas and scipy: only once a paper is done
+                        from tomlib.claims import engine_check_ahead, judge_ahead  # pandas, scipy: once a paper is done
 
+                        first = not ahead
                         ahead.update(ready)
                         judge_ahead(task.results, ready)
+                        if first:  # then REPORT's check of the engine on declared truth, on the same thread
+                            engine_check_ahead(task.results)
                 return stopped
 
             with open_client(jobs, scheduler, dashboard=dashboard) as client:
