@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from tomlib.claims._registry import Claim
-from tomlib.claims._verdict import _both_groups, decide, groups, judge_one, paper_distance, power_at, solve_power
+from tomlib.claims._verdict import decide, judge_claim, paper_distance, power_at, solve_power
 
 CLUSTER_SIZE = 5
 ICC = 0.2  # the share of a unit's variance its cluster carries
@@ -173,10 +173,9 @@ def calibrate(claim: Claim, n_units: int, reps: int, rng: np.random.Generator) -
 def verdict_alone(claim: Claim, units: pd.DataFrame, source: str = "sim:calibration") -> str:
     """The verdict :func:`verdicts` gives a claim judged alone on ``units`` (its Holm family of one: p unadjusted),
     without the rest of its row (power, coverage), which a calibration does not read."""
-    frame = groups(claim, units)
-    if not _both_groups(claim, frame):
+    j = judge_claim(claim, {claim.units: units}, source)
+    if j is None:
         return "not reproduced"
-    j = judge_one(claim, frame)
     return decide(source, j, j.p_decision if math.isfinite(j.p_decision) else None)[0]
 
 
