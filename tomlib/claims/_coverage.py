@@ -62,7 +62,7 @@ def covers(claim: Claim, mine: pd.DataFrame, every: pd.DataFrame | None = None) 
         by_group = [{_same(v) for v in part[col].dropna().unique()} for _, part in mine.groupby("group")]
         have = set.intersection(*by_group) if col in shared and by_group else set().union(*by_group)
         missing = list(dict.fromkeys(str(v) for v in vals if _same(v) not in have))
-        if missing and len({_same(v) for v in vals} - have):
+        if missing:
             parts.append(f"{col} {', '.join(missing)}")
     return f"all but {'; '.join(parts)}" if parts else ALL
 
