@@ -18,8 +18,8 @@ def test_a_claim_resting_on_a_table_these_results_lack_says_so(tmp_path: Path) -
     here and say which table is missing, instead of failing on Table 1's columns; the rest are judged."""
     asyncio.run(at.table2(tasks=["memory_1"], algorithms=["FTL"], episodes=2, progress=False, results=str(tmp_path)))
     assert sorted(p.name for p in (tmp_path / "units").glob("*.csv")) == ["adaptive_tom.table2.csv"]
-    shown = claims_on(["adaptive_tom.table2"], tmp_path).set_index("paper line")
-    needs_table1 = shown["rests on"].str.contains("Table 1")
+    shown = claims_on(["adaptive_tom.table2"], tmp_path).set_index("#")
+    needs_table1 = shown["the paper says"].str.contains("Table 1")
     assert needs_table1.any() and (~needs_table1).any()
     for text in shown.loc[needs_table1, "ours"]:
         assert text.startswith("not reproduced here: it also rests on adaptive_tom.table1"), text

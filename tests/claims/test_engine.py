@@ -246,11 +246,44 @@ def test_an_inconclusive_verdict_past_its_planned_units_does_not_ask_for_units()
             "method": "paired t",
         }
     )
-    said = "n = 300; past the 90 units that give 80% power at the paper's effect"
+    said = "n = 300; too few units to tell, though past the 90 units that give 80% power at the paper's effect"
     assert verdict_text(row).endswith(said)
     fewer = row.copy()
     fewer["n_units"] = 40
-    assert verdict_text(fewer).endswith("; 90 would give 80% power at the paper's effect")
+    assert verdict_text(fewer).endswith("; too few units to tell: 90 would give 80% power at the paper's effect")
+
+
+def test_an_inconclusive_verdict_says_which_case_it_is() -> None:
+    """Too few units, no spread, or a CI that rules out the paper's effect: three cases, three wordings (issue 54:
+    '-0.75 [-6.83, +5.33], n = 18; past the 4 units that give 80% power' hid that the CI excludes the paper's +68.8)."""
+    from tomlib.claims import verdict_text
+
+    row = pd.Series(
+        {"verdict": "inconclusive", "effect": -0.75, "ci_low": -6.83, "ci_high": 5.33, "n_units": 18,
+         "units_for_power": 4.0, "method": "within task"}
+    )  # fmt: skip
+    assert verdict_text(row, paper_effect=68.8).endswith("n = 18; the CI excludes the paper's +68.8")
+    assert verdict_text(row, paper_effect=2.0).endswith("too few units to tell, though past the 4 units that give "
+                                                        "80% power at the paper's effect")  # fmt: skip
+    flat = row.copy()
+    flat[["effect", "ci_low", "ci_high", "units_for_power"]] = [0.0, float("nan"), float("nan"), 90.0]
+    assert verdict_text(flat, paper_effect=68.8) == (
+        "inconclusive: +0, no spread to estimate from (n = 18); too few units to tell: 90 would give 80% power at "
+        "the paper's effect"
+    )
+
+
+def test_robustness_counts_the_alternative_readings_it_was_judged_under() -> None:
+    from tomlib.claims._text import robustness_text
+
+    row = pd.Series({"verdict": "supported", "robust": "no", "flips_under": "trust=uniform",
+                     "held_under": "blocking=any; blocking=trusted", "not_checked": "epsilon"})  # fmt: skip
+    assert robustness_text(row) == (
+        "same verdict under 2 of 3 alternative readings; flips under `trust=uniform`; not checked: epsilon"
+    )
+    one = row.copy()
+    one[["flips_under", "held_under", "not_checked"]] = [None, "metric=ftm_team", None]
+    assert robustness_text(one) == "same verdict under 1 of 1 alternative reading"
 
 
 def test_the_grouper_gives_each_subsets_own_groups_in_order_and_its_own_errors() -> None:

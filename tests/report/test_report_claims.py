@@ -28,7 +28,9 @@ def test_the_headline_counts_verdicts_per_source_and_leaves_the_sim_and_other_re
             {"claim_id": "coalition.a", "source": "formal (tie_break=shared(ε=0))", "verdict": "supported"},
         ]
     )
-    assert claims_tally("coalition", frame) == "formal: 2 supported, 1 contradicted · llm:local: 1 inconclusive"
+    assert claims_tally("coalition", frame) == (
+        "formal: 2 supported (0 firm), 1 contradicted (0 firm) · llm:local: 1 inconclusive"
+    )
     assert claims_tally("tom_ib", frame) == "no claim judged yet"
 
 

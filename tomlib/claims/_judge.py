@@ -263,8 +263,21 @@ def write_claims(results: str | os.PathLike[str] | None = None) -> Path:
     """Judge every claim and write ``results/claims.csv``."""
     path = results_dir(results) / "claims.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, judge(results).to_csv(index=False))
+    write_atomic(path, as_data(judge(results)).to_csv(index=False, float_format="%.10g"))
     return path
+
+
+COUNTS = ("n_units", "units_in_clusters", "units_for_power")
+
+
+def as_data(frame: pd.DataFrame) -> pd.DataFrame:
+    """Verdicts as a reader's table: counts as integers (``540``, not ``540.0``); floats are written to 10
+    significant digits (``50.9``, not ``50.89999999999999``)."""
+    out = frame.copy()
+    for col in COUNTS:
+        if col in out.columns:
+            out[col] = pd.to_numeric(out[col]).round().astype("Int64")
+    return out
 
 
 def claims_on(tables: str | Iterable[str], results: str | os.PathLike[str] | None = None) -> pd.DataFrame:
@@ -280,11 +293,11 @@ def claims_on(tables: str | Iterable[str], results: str | os.PathLike[str] | Non
         for c in load_claims(paper):
             if not wanted & set(c.tables):
                 continue
-            row = {"claim": c.statement, "paper line": f"{c.paper_file}:{c.line}", "rests on": c.rests_on}
+            row = {"#": c.number, "claim": c.statement, "the paper says": c.cited}
             got = judged[judged["claim_id"] == c.claim_id]
             robust = {}
             for r in got.itertuples():
-                row[r.source] = verdict_text(pd.Series(r._asdict()))
+                row[r.source] = verdict_text(pd.Series(r._asdict()), c.paper_effect)
                 robust[r.source] = robustness_text(pd.Series(r._asdict()))
             if got.empty:
                 missing = [t for t in c.tables if t not in units]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -16,6 +18,8 @@ from tomlib.paths import data_dir, project_root
 PAPERS = ("adaptive_tom", "coalition", "tom_ib")
 TESTS = ("mean_diff", "gap_diff", "mean", "rate_diff", "rate", "all")
 DIRECTIONS = ("greater", "less", "equivalent", "not_greater", "not_less", "all")
+DRAFTS = {"coalition-matching-iclr-draft.txt": "ICLR draft", "coalition-matching-neurips-draft.txt": "NeurIPS draft"}
+"""A paper with two versions: which one a claim quotes."""
 PAPER_FILES = {
     "adaptive_tom": ("adaptive-tom-aaai2026.txt",),
     "coalition": ("coalition-matching-iclr-draft.txt", "coalition-matching-neurips-draft.txt"),
@@ -29,6 +33,7 @@ class Claim(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     claim_id: str
+    label: str = ""
     statement: str
     quote: str
     paper_file: str
@@ -56,6 +61,13 @@ class Claim(BaseModel):
     cluster_on: str = ""
     each_stratum: bool = False
     _origin: str = PrivateAttr(default="")  # the registry file and line it was read from, for messages
+    _number: str = PrivateAttr(default="")  # A1, C12, T3: the paper's prefix and the claim's row in its registry
+
+    @property
+    def number(self) -> str:
+        """The claim's short number in REPORT, the book and the forest plots: the paper's prefix (``A``, ``C``,
+        ``T``; ``data/claims/papers.csv``) and its row in the registry (rows are only ever appended)."""
+        return self._number or self.claim_id
 
     @property
     def origin(self) -> str:
@@ -63,9 +75,25 @@ class Claim(BaseModel):
         return f"{self._origin} ({self.claim_id})" if self._origin else self.claim_id
 
     @property
+    def cited(self) -> str:
+        """``“quote” (Table 1; ICLR draft; arXiv:2405.18044)``: the paper's words, where they rest and the paper's
+        public address, for a reader who has no copy of the paper's text."""
+        paper = next((p for p, files in PAPER_FILES.items() if self.paper_file in files), "")
+        known = _papers().get(paper)
+        where = [self.rests_on, DRAFTS.get(self.paper_file, ""), known.address_short if known else ""]
+        return f"“{self.quote}” ({'; '.join(w for w in where if w)})"
+
+    @property
     def tables(self) -> list[str]:
         """The units tables the claim reads (``units`` may list several, separated by ``;``)."""
         return [t.strip() for t in self.units.split(";") if t.strip()]
+
+    @field_validator("label")
+    @classmethod
+    def _label(cls, v: str) -> str:
+        if len(v) > 56:
+            raise ValueError("a label is a few words (at most 56 characters) that name the claim in a grid")
+        return v
 
     @field_validator("quote")
     @classmethod
@@ -115,6 +143,53 @@ class Claim(BaseModel):
         return {k: [c.strip() for c in getattr(self, k).split(",") if c.strip()] for k in keys}
 
 
+class Paper(BaseModel):
+    """A paper as a reader cites it (``data/claims/papers.csv``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    paper_id: str
+    prefix: str
+    topic: str
+    title: str
+    authors: str
+    venue: str
+    address: str = ""
+    code: str = ""
+
+    @property
+    def citation(self) -> str:
+        """``Authors. Title. Venue. address`` in one line."""
+        return ". ".join(p.rstrip(".") for p in (self.authors, self.title, self.venue, self.address) if p)
+
+    @property
+    def address_short(self) -> str:
+        """``arXiv:2603.16264`` for an arXiv address, else the address."""
+        got = re.match(r"https://arxiv\.org/abs/(\S+)$", self.address)
+        return f"arXiv:{got.group(1)}" if got else self.address
+
+
+def paper_info(paper_id: str) -> Paper:
+    """The paper's citation (``data/claims/papers.csv``); an unknown paper id is a one-line error."""
+    known = _papers()
+    if paper_id not in known:
+        raise ConfigFileError(f"{claims_dir() / 'papers.csv'} has no paper {paper_id!r}; known: {sorted(known)}")
+    return known[paper_id]
+
+
+@functools.cache
+def _papers() -> dict[str, Paper]:
+    path = claims_dir() / "papers.csv"
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    out = {}
+    for i, row in enumerate(frame.to_dict("records"), start=2):
+        try:
+            out[row["paper_id"]] = Paper(**{k: v.strip() for k, v in row.items()})
+        except ValidationError as exc:
+            raise ConfigFileError(f"{path}:{i}: {describe_validation(exc)}") from None
+    return out
+
+
 def claims_dir() -> Path:
     return data_dir() / "claims"
 
@@ -140,6 +215,10 @@ def load_claims(paper_id: str, folder: str | os.PathLike[str] | None = None) -> 
         except ValidationError as exc:
             raise ConfigFileError(f"{path}:{i} ({row.get('claim_id', '?')}): {describe_validation(exc)}") from None
         claim._origin = f"{path}:{i}"
+        if not claim.label:
+            raise ConfigFileError(f"{path}:{i} ({claim.claim_id}): give a label, a few words that name it in a grid")
+        known = _papers().get(paper_id)
+        claim._number = f"{known.prefix}{i - 1}" if known else ""
         if (claim.margin is not None or claim.null not in (None, 0.0)) and not claim.margin_why:
             raise ConfigFileError(
                 f"{path}:{i} ({claim.claim_id}): a margin or a null other than 0 is a threshold of ours the claim is "

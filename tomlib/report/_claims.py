@@ -2,30 +2,40 @@
 
 from __future__ import annotations
 
+import html
 import io
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from tomlib.claims import load_claims, verdict_text
 from tomlib.claims._robust import load_readings
-from tomlib.claims._text import fmt, robustness_across, robustness_text
+from tomlib.claims._text import ONLY_UNDER, fmt, rests_on_readings, robustness_across, robustness_text
 from tomlib.llm import describe_source
 from tomlib.paths import write_atomic
 
 
+def report_sources(paper_id: str, verdicts: pd.DataFrame) -> list[str]:
+    """The sources REPORT sets beside the paper: neither a simulated model (``sim:``) nor a run under another reading
+    (``formal (tie_break=...)``), whose verdicts are the robustness column's."""
+    mine = verdicts[verdicts["paper_id"] == paper_id]["source"].astype(str)
+    return sorted(s for s in mine.unique() if not s.startswith("sim:") and " (" not in s)
+
+
 def claims_table(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
-    """One row per claim: what it says, where, the paper's evidence, and our verdict per source (sim apart)."""
+    """One row per claim: its number, what it says, the paper's words and where they rest, the paper's evidence, and
+    our verdict per source (sim apart)."""
     rows = []
     mine = verdicts[verdicts["paper_id"] == paper_id]
-    sources = sorted(s for s in mine["source"].unique() if not str(s).startswith("sim:"))
+    sources = report_sources(paper_id, verdicts)
     headers = {s: f"{s} ({what})" if (what := describe_source(str(s))) else str(s) for s in sources}
     for c in load_claims(paper_id):
         got = mine[mine["claim_id"] == c.claim_id].set_index("source")
-        evidence = c.rests_on + (f": {fmt(c.paper_effect)}" if c.paper_effect is not None else ": no number printed")
-        row = {"claim": c.statement, "paper line": f"{c.paper_file}:{c.line}", "the paper's evidence": evidence}
+        evidence = fmt(c.paper_effect) if c.paper_effect is not None else "no number printed"
+        row = {"#": c.number, "claim": c.statement, "the paper says": c.cited, "the paper's effect": evidence}
         for s in sources:
-            row[headers[s]] = verdict_text(got.loc[s]) if s in got.index else "not reproduced (no units)"
+            row[headers[s]] = verdict_text(got.loc[s], c.paper_effect) if s in got.index else NOT_RUN
         if not sources:
             row["ours"] = f"not reproduced: no run has written {c.units} yet"
         texts = {s: robustness_text(got.loc[s]) for s in sources if s in got.index}
@@ -34,17 +44,112 @@ def claims_table(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+NOT_RUN = "not reproduced (no units)"
+VERDICT_COLOURS = {
+    "supported": ("🟩", "#d4edda"),
+    "contradicted": ("🟥", "#f8d7da"),
+    "inconclusive": ("🟨", "#fff3cd"),
+    "not reproduced": ("⬜", "#f0f0f0"),
+}
+RESTS_MARK = "⚑"
+GRID_LEGEND = (
+    f"{VERDICT_COLOURS['supported'][0]} supported · {VERDICT_COLOURS['contradicted'][0]} contradicted · "
+    f"{VERDICT_COLOURS['inconclusive'][0]} inconclusive (too few units, no spread, or the CI excludes the paper's "
+    f"effect: the detail below says which) · {VERDICT_COLOURS['not reproduced'][0]} not run for this source · "
+    f"{RESTS_MARK} rests on a reading of ours: the verdict flips under the alternative named"
+)
+
+
+@dataclass(frozen=True)
+class GridCell:
+    """One verdict of the grid: the word, and the alternative readings it flips under (what it rests on of ours)."""
+
+    verdict: str
+    rests_on: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        mark, _ = VERDICT_COLOURS.get(self.verdict, ("", ""))
+        word = "not run" if self.verdict == "not reproduced" else self.verdict
+        rests = f" {RESTS_MARK} {', '.join(self.rests_on)}" if self.rests_on else ""
+        return f"{mark} {word}{rests}".strip()
+
+
+def verdict_grid(paper_id: str, verdicts: pd.DataFrame) -> tuple[list[str], list[tuple[str, str, list[GridCell]]]]:
+    """The paper's claims by source at a glance: the sources, then per claim its number, label and one cell per
+    source (the same verdicts as ``claims.csv``)."""
+    mine = verdicts[verdicts["paper_id"] == paper_id]
+    sources = report_sources(paper_id, verdicts)
+    rows = []
+    for c in load_claims(paper_id):
+        got = mine[mine["claim_id"] == c.claim_id].set_index("source")
+        cells = [
+            GridCell(str(got.loc[s, "verdict"]), tuple(rests_on_readings(got.loc[s])))
+            if s in got.index
+            else GridCell("not reproduced")
+            for s in sources
+        ]
+        rows.append((c.number, c.label, cells))
+    return sources, rows
+
+
+def grid_frame(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
+    """:func:`verdict_grid` as a table of text (Markdown, the book)."""
+    sources, rows = verdict_grid(paper_id, verdicts)
+    return pd.DataFrame(
+        [{"#": n, "claim": label, **{s: cell.text for s, cell in zip(sources, cells, strict=True)}} for n, label, cells
+         in rows],
+        columns=["#", "claim", *sources],
+    )  # fmt: skip
+
+
+def grid_html(paper_id: str, verdicts: pd.DataFrame, anchor: str) -> str:
+    """:func:`verdict_grid` as an HTML table, each cell coloured by its verdict, each number a link to the claim's
+    row in the detail table (``#<anchor>-<number>``)."""
+    sources, rows = verdict_grid(paper_id, verdicts)
+    head = "".join(f"<th>{html.escape(s)}</th>" for s in ["#", "claim", *sources])
+    body = []
+    for number, label, cells in rows:
+        tds = "".join(
+            f"<td style='background:{VERDICT_COLOURS.get(c.verdict, ('', '#fff'))[1]}'>{html.escape(c.text[2:])}</td>"
+            for c in cells
+        )
+        link = f"<a href='#{anchor}-{html.escape(number)}'>{html.escape(number)}</a>"
+        body.append(f"<tr><td>{link}</td><td>{html.escape(label)}</td>{tds}</tr>")
+    return f"<table class='grid'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
 def claims_tally(paper_id: str, verdicts: pd.DataFrame) -> str:
-    """``formal: 11 supported, 2 contradicted, 3 inconclusive · llm:local: …`` for a paper's claims, a simulated
-    model's rows apart (they are no reproduction)."""
+    """``formal: 11 supported (3 firm), 2 contradicted, 3 inconclusive · llm:local: …`` for a paper's claims: the
+    grid's counts, a simulated model's rows and other readings' runs apart. *Firm*: the same verdict under every
+    alternative reading of ours, none left unchecked."""
     mine = verdicts[(verdicts["paper_id"] == paper_id) & (verdicts["verdict"] != "not reproduced")]
-    mine = mine[~mine["source"].astype(str).str.contains(r" \(|^sim:", regex=True)]  # other readings and the sim apart
+    mine = mine[mine["source"].astype(str).isin(report_sources(paper_id, verdicts))]
     parts = []
     for source, part in mine.groupby("source", sort=True):
-        counts = part["verdict"].value_counts()
-        said = [f"{int(counts[v])} {v}" for v in ("supported", "contradicted", "inconclusive") if v in counts]
+        said = []
+        for v in ("supported", "contradicted", "inconclusive"):
+            these = part[part["verdict"] == v]
+            if these.empty:
+                continue
+            firm = int(sum(1 for _, r in these.iterrows() if is_firm(r)))
+            said.append(f"{len(these)} {v}" + (f" ({firm} firm)" if v != "inconclusive" else ""))
         parts.append(f"{source}: {', '.join(said)}")
     return " · ".join(parts) or "no claim judged yet"
+
+
+FIRM = "firm: the same verdict under every alternative reading of ours, none left unchecked"
+
+
+def is_firm(row: pd.Series) -> bool:
+    """The verdict was judged under our readings' alternatives, flips under none, and leaves none unchecked."""
+    judged = _given(row.get("robust")) and row.get("robust") != ONLY_UNDER
+    return judged and not rests_on_readings(row) and not _given(row.get("not_checked"))
+
+
+def _given(v: object) -> bool:
+    """A CSV cell that holds something (not None, NaN or empty)."""
+    return not (v is None or (isinstance(v, float) and pd.isna(v)) or str(v) == "")
 
 
 TRUTH_WORDS = {
@@ -104,41 +209,52 @@ def readings_reach(paper_id: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+MARKERS = {"supported": "o", "contradicted": "X", "inconclusive": "D"}
+
+
 def forest_plot(paper_id: str, verdicts: pd.DataFrame, path: Path) -> Path | None:
-    """Effect ± 95% CI per claim and source, the paper's effect marked, one strip per claim (each on its own scale:
-    the claims' metrics differ)."""
+    """Effect ± 95% CI per claim and source, the paper's effect marked, one strip per claim named by its number and
+    label, the marker's shape the verdict; claims of one metric sit together and share a scale."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     mine = verdicts[(verdicts["paper_id"] == paper_id) & verdicts["effect"].notna()]
-    mine = mine[~mine["source"].astype(str).str.startswith("sim:")]
+    mine = mine[mine["source"].astype(str).isin(report_sources(paper_id, verdicts))]
     claims = {c.claim_id: c for c in load_claims(paper_id)}
     ids = [i for i in claims if i in set(mine["claim_id"])]
     if not ids:
         return None
+    metrics = list(dict.fromkeys(claims[i].metric for i in ids))
+    ids.sort(key=lambda i: metrics.index(claims[i].metric))  # a metric's claims together, in registry order
     sources = sorted(mine["source"].unique())
     colors = dict(zip(sources, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
-    fig, axes = plt.subplots(len(ids), 1, figsize=(9, 0.55 * len(ids) + 1.2), squeeze=False)
+    fig, axes = plt.subplots(len(ids), 1, figsize=(9, 0.55 * len(ids) + 1.4), squeeze=False)
+    first: dict[str, object] = {}
     for ax, cid in zip(axes[:, 0], ids, strict=True):
+        c = claims[cid]
+        if c.metric in first:  # one scale for every claim of a metric
+            ax.sharex(first[c.metric])
+        else:
+            first[c.metric] = ax
         part = mine[mine["claim_id"] == cid]
         for k, r in enumerate(part.itertuples()):
             y = k - (len(part) - 1) / 2
-            lo, hi = r.ci_low, r.ci_high
+            lo, hi = (r.effect, r.effect) if pd.isna(r.ci_low) else (r.ci_low, r.ci_high)
             ax.errorbar(
                 r.effect,
                 y,
                 xerr=[[r.effect - lo], [hi - r.effect]],
-                fmt="o",
+                fmt=MARKERS.get(r.verdict, "o"),
                 color=colors[r.source],
+                mfc=colors[r.source] if r.verdict == "supported" else "white",
                 capsize=2,
-                ms=4,
-                label=r.source,
+                ms=5,
             )
-        if claims[cid].paper_effect is not None:
-            ax.axvline(claims[cid].paper_effect, color="crimson", lw=1.5)
-        c, base = claims[cid], float(claims[cid].null or 0.0)
+        if c.paper_effect is not None:
+            ax.axvline(c.paper_effect, color="crimson", lw=1.5)
+        base = float(c.null or 0.0)
         if c.margin is not None:  # where "similar" or "no better/worse" ends
             bounds = {"equivalent": (-c.margin, c.margin), "not_greater": (c.margin,), "not_less": (-c.margin,)}
             for x in bounds.get(c.direction, ()):
@@ -146,14 +262,17 @@ def forest_plot(paper_id: str, verdicts: pd.DataFrame, path: Path) -> Path | Non
         ax.axvline(0, color="grey", lw=0.6, ls=":")
         ax.set_yticks([])
         ax.set_ylim(-1, 1)
-        ax.set_ylabel(cid.split(".", 1)[1], rotation=0, ha="right", va="center", fontsize=8)
+        ax.set_ylabel(f"{c.number} {c.label}", rotation=0, ha="right", va="center", fontsize=8)
+        ax.text(1.01, 0.5, c.metric, transform=ax.transAxes, fontsize=7, va="center", color="dimgrey")
         ax.tick_params(axis="x", labelsize=7)
-    handles = [plt.Line2D([], [], marker="o", ls="", color=colors[s]) for s in sources]
+    handles = [plt.Line2D([], [], marker="s", ls="", color=colors[s]) for s in sources]
+    handles += [plt.Line2D([], [], marker=m, ls="", color="black", mfc="black" if v == "supported" else "white")
+                for v, m in MARKERS.items()]  # fmt: skip
     handles += [plt.Line2D([], [], color="crimson"), plt.Line2D([], [], color="seagreen", ls="--")]
-    labels = [*sources, "the paper's effect", "the claim's margin"]
-    fig.legend(handles, labels, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
-    fig.suptitle(f"{paper_id}: effect and 95% CI per claim (each strip on its own scale)", fontsize=10)
-    fig.tight_layout(rect=(0, 0.05, 1, 0.97))
+    labels = [*sources, *MARKERS, "the paper's effect", "the claim's margin"]
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(handles), 5), fontsize=8, frameon=False)
+    fig.suptitle(f"{paper_id}: effect and 95% CI per claim (claims of one metric share a scale)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.08, 0.97, 0.97))
     path.parent.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)

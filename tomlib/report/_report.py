@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import numbers
 import os
 import re
 import string
@@ -16,18 +17,31 @@ from pathlib import Path
 
 import pandas as pd
 
-from tomlib.claims import write_claims
+from tomlib.claims import paper_info, write_claims
 from tomlib.claims._calibrate import write_engine_check
 from tomlib.paths import data_dir, portable, results_for_writing, write_atomic
 from tomlib.redact import redact_text
-from tomlib.report._claims import claims_table, claims_tally, engine_check, forest_plot, readings_reach, sim_truth
-from tomlib.report._tables import PAPER_IDS, compare, paper_table_index, read_results, side_by_side
+from tomlib.report._claims import (
+    FIRM,
+    GRID_LEGEND,
+    claims_table,
+    claims_tally,
+    engine_check,
+    forest_plot,
+    grid_frame,
+    grid_html,
+    readings_reach,
+    sim_truth,
+)
+from tomlib.report._tables import (
+    PAPER_IDS,
+    compare,
+    paper_table_index,
+    read_results,
+    side_by_side,
+    with_paper_models,
+)
 
-PAPERS = {
-    "coalition": "Stable coalition matching of k-level ToM agents",
-    "adaptive_tom": "An adaptive ToM agent that aligns its ToM order with its partner's",
-    "tom_ib": "ToM and internal beliefs, checked by an ASP solver",
-}
 NOT_PRINTED = (
     "Not a table printed in the paper: a tomlib measurement. The note column of its CSV says what each value is "
     "checked against."
@@ -43,9 +57,17 @@ EXACT = 0.005
 
 
 def _cell(v: object) -> str:
-    if isinstance(v, float):
-        return "" if pd.isna(v) else f"{v:.4g}"
-    return "" if v is None else str(v)
+    """A table's value as text: counts with thousands separators (``7,848,858``), other numbers to 4 digits."""
+    if isinstance(v, bool) or v is None:
+        return "" if v is None else str(v)
+    if isinstance(v, numbers.Integral):
+        return f"{int(v):,}"
+    if isinstance(v, numbers.Real):
+        x = float(v)
+        if pd.isna(x):
+            return ""
+        return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
+    return str(v)
 
 
 def _md_cell(v: object) -> str:
@@ -268,8 +290,21 @@ def _figure(path: str, alt: str) -> Said:
     )
 
 
-def _html_table(df: pd.DataFrame) -> str:
-    return df.to_html(index=False, na_rep="", escape=True, float_format=lambda v: f"{v:.4g}", border=0)
+def _html_table(df: pd.DataFrame, row_ids: list[str] | None = None, code: bool = False) -> str:
+    """An HTML table of :func:`_cell` values, escaped; ``row_ids`` give the rows anchors; with ``code``, a cell's
+    `code spans` (the claims' ``reading=value``) are shown as code."""
+
+    def cell(v: object) -> str:
+        text = html.escape(_one_line(_cell(v)))
+        return re.sub(r"`([^`<>]+)`", r"<code>\1</code>", text) if code else text
+
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+    ids = row_ids or [""] * len(df)
+    body = "".join(
+        (f"<tr id='{html.escape(rid)}'>" if rid else "<tr>") + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>"
+        for rid, row in zip(ids, df.itertuples(index=False), strict=True)
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def agreement(side: pd.DataFrame) -> pd.DataFrame:
@@ -301,6 +336,7 @@ class _Section:
     agreement: pd.DataFrame
     layout: pd.DataFrame
     more_rows: int = 0
+    paper_models: list[str] = field(default_factory=list)  # the paper's own models, shown where ours has none
 
 
 @dataclass
@@ -348,10 +384,10 @@ def _gather(root: Path, written_by: dict[str, str]) -> list[_Paper]:
         caption = str(cap.iloc[0]) if len(cap) else NOT_PRINTED
         figs = [f for f in figures if f == f"{name}.png" or f.startswith(f"{name}_")]
         claimed.update(figs)
-        layout = side_by_side(df).reset_index()
+        layout, models = with_paper_models(side_by_side(df).reset_index(), paper_id, table_id)
         more = max(0, len(layout) - MAX_ROWS)
         section = _Section(
-            name, caption, written_by.get(name), figs, agreement(compare(df)), layout.head(MAX_ROWS), more
+            name, caption, written_by.get(name), figs, agreement(compare(df)), layout.head(MAX_ROWS), more, models
         )
         papers.setdefault(paper_id, _Paper(paper_id)).tables.append(section)
     for f in figures:
@@ -440,17 +476,32 @@ def provenance(root: Path, table: str, stamps: dict[str, dict[str, object]]) -> 
     return origin, None
 
 
+def _glance_part(paper_id: str, verdicts: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """The paper's claims by source at a glance: the verdict grid, its legend and its counts."""
+    grid = grid_frame(paper_id, verdicts)
+    if grid.empty:
+        return [], []
+    counts = f"Per source: {claims_tally(paper_id, verdicts)} ({FIRM})."
+    md = [_md_table(grid), "", GRID_LEGEND + ".", "", counts, ""]
+    hs = [grid_html(paper_id, verdicts, f"claim-{paper_id}"), f"<p>{_inline_html(GRID_LEGEND)}.</p>"]
+    return md, [*hs, f"<p>{_inline_html(counts)}</p>"]
+
+
 def _claims_part(root: Path, paper_id: str, verdicts: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """The paper's claims table and forest plot (the claims' verdicts are in ``claims.csv``)."""
+    """The paper's claims in detail and their forest plot (the claims' verdicts are in ``claims.csv``)."""
     table = claims_table(paper_id, verdicts)
     if table.empty:
         return [], []
     why = (
-        "The paper's claims, and our verdict per source (effect, 95% CI and the units it rests on; Holm-corrected "
-        "within the paper). [claims.csv](claims.csv) has them as data; `data/claims/` says how each is tested."
+        "Each claim in our words, the paper's own (where they rest; the paper's public address), the effect the "
+        "paper's table shows, and our verdict per source: effect, 95% CI and the units it rests on (Holm-corrected "
+        "within the paper), and for an inconclusive one which case it is. [claims.csv](claims.csv) has them as data; "
+        "`data/claims/` says how each is tested."
     )
-    md, hs = ["### Claims", "", why, "", _md_table(table), ""], ["<h3>Claims</h3>", f"<p>{_inline_html(why)}</p>"]
-    hs.append(re.sub(r"`([^`<>]+)`", r"<code>\1</code>", _html_table(table)))  # `reading=value` in the cells
+    anchor = f"claims-{paper_id}"
+    md = [f"### Claims in detail {{#{anchor}}}", "", why, "", _md_table(table), ""]
+    hs = [f"<h3 id='{anchor}'>Claims in detail</h3>", f"<p>{_inline_html(why)}</p>"]
+    hs.append(_html_table(table, row_ids=[f"claim-{paper_id}-{n}" for n in table["#"]], code=True))
     fig = forest_plot(paper_id, verdicts, root / "figures" / f"claims.{paper_id}.png")
     if fig is not None:
         fig_md, fig_html = _figure(f"figures/{fig.name}", f"claims of {paper_id}")
@@ -466,6 +517,28 @@ def _claims_part(root: Path, paper_id: str, verdicts: pd.DataFrame) -> tuple[lis
         md += [how, "", _md_table(reach), ""]
         hs += [f"<p>{_inline_html(how)}</p>", _html_table(reach)]
     return md, hs
+
+
+def _citation(paper_id: str) -> tuple[str, str]:
+    """The paper as a reader cites it, its public address a link (our own data: ``data/claims/papers.csv``)."""
+    paper = paper_info(paper_id)
+    said = ". ".join(p.rstrip(".") for p in (paper.authors, f"*{paper.title}*", paper.venue) if p)
+    code = f" Code: [{paper.code}]({paper.code})." if paper.code else ""
+    link = f" [{paper.address_short}]({paper.address})." if paper.address else ""
+    text = f"{said}.{link}{code}"
+    return text, _inline_html(text.replace("*", ""))
+
+
+def write_glance(root: Path, verdicts: pd.DataFrame) -> Path:
+    """``results/glance.md``: every paper's verdict grid, its legend and counts (the book's landing page)."""
+    md = []
+    for paper_id in PAPER_IDS:
+        part, _ = _glance_part(paper_id, verdicts)
+        if part:
+            md += [f"## {paper_info(paper_id).topic}", "", _citation(paper_id)[0], "", *part]
+    path = root / "glance.md"
+    write_atomic(path, portable(redact_text("\n".join(md) + "\n")))
+    return path
 
 
 ENGINE_ANCHOR = "engine-check"
@@ -512,76 +585,57 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
     verdicts = pd.read_csv(write_claims(root))
     check_said, check_table = engine_check(pd.read_csv(write_engine_check(root)))
     stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    contents = [(f"paper-{p.paper_id}", paper_info(p.paper_id).topic) for p in papers]
+    contents += [("notebooks", "Notebooks"), (ENGINE_ANCHOR, "The claims engine on declared truth")]
+    summary = pd.DataFrame(
+        [
+            {
+                "paper": paper_info(p.paper_id).topic,
+                "tables and figures run": len(p.tables),
+                "transcribed, not run": len(p.pending),
+                "the paper's claims, per source": claims_tally(p.paper_id, verdicts),
+            }
+            for p in papers
+        ]
+    )
     md = [
         "# tomlib results",
         "",
         f"Generated {stamp}. {SOURCES}",
         "",
-        "| paper | tables and figures run | transcribed, not run | the paper's claims, per source |",
-        "| --- | --- | --- | --- |",
-        *[
-            f"| {PAPERS.get(p.paper_id) or _md_text(p.paper_id)} | {len(p.tables)} | {len(p.pending)} | "
-            f"{_md_cell(claims_tally(p.paper_id, verdicts))} |"
-            for p in papers
-        ],
+        "Contents: " + " · ".join(f"[{title}](#{anchor})" for anchor, title in contents),
         "",
-        RUN_NOT_REPRODUCED,
+        _md_table(summary),
+        "",
+        f"{RUN_NOT_REPRODUCED} {FIRM.capitalize()}.",
         "",
         f"{ENGINE_CHECKED} {check_said} ([the check](#{ENGINE_ANCHOR}))",
-        "",
-        "## Notebooks",
-        "",
     ]
     hs = [
         "<h1>tomlib results</h1>",
         f"<p>Generated {stamp}. {_inline_html(SOURCES)}</p>",
-        _html_table(
-            pd.DataFrame(
-                [
-                    {
-                        "paper": PAPERS.get(p.paper_id, p.paper_id),
-                        "tables and figures run": len(p.tables),
-                        "transcribed, not run": len(p.pending),
-                        "the paper's claims, per source": claims_tally(p.paper_id, verdicts),
-                    }
-                    for p in papers
-                ]
-            )
-        ),
-        f"<p>{RUN_NOT_REPRODUCED}</p>",
+        "<nav><p>Contents: "
+        + " · ".join(f"<a href='#{anchor}'>{html.escape(title)}</a>" for anchor, title in contents)
+        + "</p></nav>",
+        _html_table(summary),
+        f"<p>{RUN_NOT_REPRODUCED} {FIRM.capitalize()}.</p>",
         f"<p>{_inline_html(ENGINE_CHECKED)} {_inline_html(check_said)} (<a href='#{ENGINE_ANCHOR}'>the check</a>)</p>",
-        "<h2>Notebooks</h2><ul>",
     ]
-    if not notebooks:
-        md.append("(none executed yet: run `./reproduce.sh`)")
-    for name, nb in notebooks:  # what a stamp says is quoted: a stamp is a file in the results folder
-        status, error = nb.get("status", "?"), nb.get("error")
-        good = nb.get("last_ok")
-        page = f"{name}.failed" if good else name
-        html_link, nb_link, good_link = (
-            _href(f"notebooks/{p}") for p in (f"{page}.html", f"{page}.ipynb", f"{name}.html")
-        )
-        kept = f" The last good run (finished {_when(good.get('finished'))}) is kept" if isinstance(good, dict) else ""
-        md.append(
-            f"- {_md_code(name)}: {_md_text(status)} ([html]({html_link}), [notebook]({nb_link}))"
-            + (f": {_md_text(error)}" if error else "")
-            + (f".{kept}: [html]({good_link})." if kept else "")
-        )
-        hs.append(
-            f"<li><a href='{html.escape(html_link)}'><code>{_html_text(name)}</code></a>: {_html_text(status)}"
-            + (f": {_html_text(error)}" if error else "")
-            + (f".{html.escape(kept)}: <a href='{html.escape(good_link)}'>html</a>." if kept else "")
-            + "</li>"
-        )
-    hs.append("</ul>")
     waves_md, waves_html = _waves_part(root)
     md += waves_md
     hs += waves_html
+    write_glance(root, verdicts)
 
     for paper in papers:
-        title = PAPERS.get(paper.paper_id, paper.paper_id)
-        md += ["", f"## {_md_text(title)} ({_md_code(paper.paper_id)})", ""]
-        hs.append(f"<h2>{_html_text(title)} (<code>{_html_text(paper.paper_id)}</code>)</h2>")
+        title, anchor = paper_info(paper.paper_id).topic, f"paper-{paper.paper_id}"
+        cite_md, cite_html = _citation(paper.paper_id)
+        md += ["", f"## {_md_text(title)} ({_md_code(paper.paper_id)}) {{#{anchor}}}", "", cite_md, ""]
+        hs.append(f"<h2 id='{anchor}'>{_html_text(title)} (<code>{_html_text(paper.paper_id)}</code>)</h2>")
+        hs.append(f"<p>{cite_html}</p>")
+        glance_md, glance_html = _glance_part(paper.paper_id, verdicts)
+        if glance_md:
+            md += [f"### At a glance {{#glance-{paper.paper_id}}}", "", *glance_md]
+            hs += [f"<h3 id='glance-{paper.paper_id}'>At a glance</h3>", *glance_html]
         claims_md, claims_html = _claims_part(root, paper.paper_id, verdicts)
         md += claims_md
         hs += claims_html
@@ -607,9 +661,16 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
                 hs.append(fig_html)
             md += ["Agreement with the paper, per source and metric:", "", _md_table(t.agreement), ""]
             hs += ["<p>Agreement with the paper, per source and metric:</p>", _html_table(t.agreement)]
-            more = f" The first {MAX_ROWS} rows; {t.more_rows} more are in the CSV." if t.more_rows else ""
-            md += [f"Ours beside the paper's value:{more}", "", _md_table(t.layout), ""]
-            hs += [f"<p>Ours beside the paper's value:{html.escape(more)}</p>", _html_table(t.layout)]
+            more = f" The first {MAX_ROWS} rows; {t.more_rows:,} more are in the CSV." if t.more_rows else ""
+            said = "Ours beside the paper's value:"
+            if t.paper_models:
+                said = (
+                    f"The paper ran other models than ours ({', '.join(t.paper_models)}), so no cell of ours has a "
+                    "paper value of its model: ours beside the paper's value for each of its models (`paper: <model>`)"
+                    ", the other conditions the same:"
+                )
+            md += [f"{said}{more}", "", _md_table(t.layout), ""]
+            hs += [f"<p>{_inline_html(said)}{html.escape(more)}</p>", _html_table(t.layout)]
         for fig in paper.figures:
             fig_md, fig_html = _figure(f"figures/{fig}", fig)
             md += [fig_md, ""]
@@ -646,6 +707,30 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
             hs += [f"<p>{_inline_html(why)}</p><ul>", *[f"<li>{_inline_html(p)}</li>" for p in paper.pending]]
             hs.append("</ul>")
 
+    md += ["", "## Notebooks {#notebooks}", ""]
+    hs.append("<h2 id='notebooks'>Notebooks</h2><ul>")
+    if not notebooks:
+        md.append("(none executed yet: run `./reproduce.sh`)")
+    for name, nb in notebooks:  # what a stamp says is quoted: a stamp is a file in the results folder
+        status, error = nb.get("status", "?"), nb.get("error")
+        good = nb.get("last_ok")
+        page = f"{name}.failed" if good else name
+        html_link, nb_link, good_link = (
+            _href(f"notebooks/{p}") for p in (f"{page}.html", f"{page}.ipynb", f"{name}.html")
+        )
+        kept = f" The last good run (finished {_when(good.get('finished'))}) is kept" if isinstance(good, dict) else ""
+        md.append(
+            f"- {_md_code(name)}: {_md_text(status)} ([html]({html_link}), [notebook]({nb_link}))"
+            + (f": {_md_text(error)}" if error else "")
+            + (f".{kept}: [html]({good_link})." if kept else "")
+        )
+        hs.append(
+            f"<li><a href='{html.escape(html_link)}'><code>{_html_text(name)}</code></a>: {_html_text(status)}"
+            + (f": {_html_text(error)}" if error else "")
+            + (f".{html.escape(kept)}: <a href='{html.escape(good_link)}'>html</a>." if kept else "")
+            + "</li>"
+        )
+    hs.append("</ul>")
     md += ["", f"## The claims engine on declared truth {{#{ENGINE_ANCHOR}}}", "", ENGINE_HOW, "", check_said, ""]
     md += [_md_table(check_table), ""]
     hs += [f"<h2 id='{ENGINE_ANCHOR}'>The claims engine on declared truth</h2>", f"<p>{_inline_html(ENGINE_HOW)}</p>"]

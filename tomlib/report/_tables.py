@@ -225,3 +225,28 @@ def side_by_side(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
     wide.insert(0, "paper", first["paper_cell"])
     wide.columns.name = None
     return wide
+
+
+def with_paper_models(layout: pd.DataFrame, paper_id: str, table_id: str) -> tuple[pd.DataFrame, list[str]]:
+    """Where no row of ours has a paper value because the paper ran other models than ours, the paper's values per
+    its own model (``paper: GPT-4o``) beside ours, matched on every other condition; and the models so shown."""
+    if "model" not in layout.columns or layout["paper"].astype(str).str.strip().ne("").any():
+        return layout, []
+    try:
+        paper = paper_table(paper_id, table_id)
+    except FileNotFoundError:
+        return layout, []
+    keys = [c for c in layout.columns if c in paper.columns and c not in ("model", "value", "source", "paper")]
+    if "model" not in paper.columns or "metric" not in keys:
+        return layout, []
+    paper = paper.assign(**{k: paper[k].astype(str) for k in keys})
+    wide = paper.drop_duplicates([*keys, "model"]).pivot(index=keys, columns="model", values="value")
+    models = [m for m in dict.fromkeys(paper["model"]) if m]
+    wide = wide[models].rename(columns=lambda m: f"paper: {m}").reset_index()
+    out = (
+        layout.drop(columns="paper").assign(**{k: layout[k].astype(str) for k in keys}).merge(wide, on=keys, how="left")
+    )
+    out[[f"paper: {m}" for m in models]] = out[[f"paper: {m}" for m in models]].map(
+        lambda v: "" if pd.isna(v) else f"{v:.2f}"
+    )
+    return out, models
