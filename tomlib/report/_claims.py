@@ -230,7 +230,7 @@ def forest_plot(paper_id: str, verdicts: pd.DataFrame, path: Path) -> Path | Non
     ids.sort(key=lambda i: metrics.index(claims[i].metric))  # a metric's claims together, in registry order
     sources = sorted(mine["source"].unique())
     colors = dict(zip(sources, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
-    fig, axes = plt.subplots(len(ids), 1, figsize=(9, 0.55 * len(ids) + 1.4), squeeze=False)
+    fig, axes = plt.subplots(len(ids), 1, figsize=(9, 0.45 * len(ids) + 1.6), squeeze=False)
     first: dict[str, object] = {}
     for ax, cid in zip(axes[:, 0], ids, strict=True):
         c = claims[cid]
@@ -265,6 +265,9 @@ def forest_plot(paper_id: str, verdicts: pd.DataFrame, path: Path) -> Path | Non
         ax.set_ylabel(f"{c.number} {c.label}", rotation=0, ha="right", va="center", fontsize=8)
         ax.text(1.01, 0.5, c.metric, transform=ax.transAxes, fontsize=7, va="center", color="dimgrey")
         ax.tick_params(axis="x", labelsize=7)
+    for ax, cid, after in zip(axes[:-1, 0], ids[:-1], ids[1:], strict=True):
+        if claims[cid].metric == claims[after].metric:  # the scale is read once, under a metric's last strip
+            ax.tick_params(labelbottom=False)
     handles = [plt.Line2D([], [], marker="s", ls="", color=colors[s]) for s in sources]
     handles += [plt.Line2D([], [], marker=m, ls="", color="black", mfc="black" if v == "supported" else "white")
                 for v, m in MARKERS.items()]  # fmt: skip
