@@ -44,7 +44,6 @@ ensure_deps() {
   fi
   want=$("$VENV/bin/python" -c "import hashlib; print(hashlib.sha256(open('pyproject.toml', 'rb').read()).hexdigest())")
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-    ensure_confseq
     return 0
   fi
   echo "reproduce.sh: installing dependencies${extras:+ with extras [$extras]} (first run only; needs the package index)"
@@ -59,11 +58,11 @@ ensure_deps() {
       || { echo "reproduce.sh: installing $spec failed (see above); check access to the package index." >&2; exit 3; }
   fi
   echo "$want" > "$stamp"
-  ensure_confseq
 }
 
-# ensure_confseq: confseq (confidence sequences, Howard et al.; stop-when-decided runs) ships only as a C++ source
-# package whose pinned build tools no longer build on Python 3.11: build it with current ones, Boost's headers from PyPI.
+# ensure_confseq: confseq (confidence sequences, Howard et al.) ships only as a C++ source package whose pinned build
+# tools no longer build on Python 3.11: build it with current ones, Boost's headers from PyPI. Only a run that stops
+# when decided (--stop-when-decided) and the tests need it, so the main job needs no compiler.
 ensure_confseq() {
   "$VENV/bin/python" -c 'import confseq.boundaries' 2>/dev/null && return 0
   echo "reproduce.sh: building confseq 0.0.11 (first run only, about 30 s)"
@@ -122,6 +121,7 @@ case "$cmd" in
   test)
     shift
     ensure_deps "dev,local,lab"
+    ensure_confseq
     export TOMLIB_REQUIRE_LOCAL=1  # the live zero-key path must be exercised, never skipped
     ensure_browser
     export TOMLIB_REQUIRE_BROWSER=1  # so is the widget page in a real browser
@@ -147,6 +147,9 @@ case "$cmd" in
   *)
     [ "$cmd" = run ] && shift || true
     ensure_deps ""
+    for arg in "$@"; do
+      if [ "$arg" = --stop-when-decided ]; then ensure_confseq; fi
+    done
     fetch_webdeps || echo "reproduce.sh: the exported pages will load their widget scripts from a CDN (online only)." >&2
     exec "$VENV/bin/python" -m tomlib run "$@"
     ;;

@@ -26,20 +26,28 @@ import pandas as pd
 
 from tomlib.claims._registry import Claim
 from tomlib.claims._stats import DIFF, GAP, joined
+from tomlib.errors import TomlibError
 
 
-class NeedsConfseq(ImportError):
-    """confseq is not installed (it builds from source: ``./reproduce.sh`` does it)."""
+class NeedsConfseq(TomlibError, ImportError):
+    """confseq is not installed: it builds from C++ source, so only a run that stops when decided asks for it."""
+
+
+def require_confseq() -> None:
+    """Raise :class:`NeedsConfseq` (one line, naming the fix) unless confseq's boundaries import."""
+    try:
+        import confseq.boundaries  # noqa: F401
+    except ImportError:
+        raise NeedsConfseq(
+            "stopping when decided needs confseq (confidence sequences), which builds from C++ source (g++): run "
+            "./reproduce.sh --stop-when-decided once, which builds it into .venv (./reproduce.sh test does too)"
+        ) from None
 
 
 def _boundary(v: float, alpha: float, v_opt: float) -> float:
-    try:
-        from confseq.boundaries import normal_mixture_bound
-    except ImportError:
-        raise NeedsConfseq(
-            "stopping when decided needs confseq (confidence sequences), which builds from source: run ./reproduce.sh "
-            "once, which builds it into .venv"
-        ) from None
+    require_confseq()
+    from confseq.boundaries import normal_mixture_bound
+
     return float(normal_mixture_bound(np.array([v]), alpha, v_opt, alpha, False)[0])
 
 

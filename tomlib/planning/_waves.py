@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tomlib.claims import Claim, load_claims, read_units
+from tomlib.claims import Claim, load_claims, read_units, require_confseq
 from tomlib.claims._judge import units_for
 from tomlib.claims._sequential import sequential_verdict
 from tomlib.claims._verdict import ClaimDataError, _both_groups, across_models, groups
@@ -131,6 +131,7 @@ def run_in_waves(
 
     if waves < 1:
         raise UsageError(f"--waves must be at least 1; got {waves}.")
+    require_confseq()  # before any notebook runs: a missing build is one line, not a failure after the first wave
     if claims:
         known = {c.claim_id for c in (select_claims(",".join(sorted({i.split(".", 1)[0] for i in claims}))))}
         unknown = [c for c in claims if c not in known]
