@@ -117,3 +117,10 @@ def test_reports_grid_is_claims_csv_cell_for_cell(offline_series: dict) -> None:
     for col in ("n_units", "units_in_clusters", "units_for_power"):
         assert raw[col].str.fullmatch(r"\d*").all(), (col, raw[col][~raw[col].str.fullmatch(r"\d*")].head())
     assert not re.search(r"[1-9]\d{10,}", (res / "claims.csv").read_text().replace(".", ""))  # 10 digits at most
+
+
+def test_readmes_claim_counts_are_the_registrys() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    said = re.search(r"the papers' (\d+) claims \((\d+), (\d+) and (\d+)\)", readme)
+    counts = [len(load_claims(p)) for p in ("adaptive_tom", "coalition", "tom_ib")]
+    assert said and [int(g) for g in said.groups()] == [sum(counts), *counts]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -324,13 +325,15 @@ class ClaimsTable(pd.DataFrame):
 
     def _repr_html_(self) -> str | None:
         with pd.option_context("display.max_colwidth", None):
-            return super()._repr_html_()
+            page = super()._repr_html_()
+        # `reading=value` in the robustness column is code, as in REPORT, not backticks shown as they are
+        return None if page is None else re.sub(r"`([^`<>]+)`", r"<code>\1</code>", page)
 
     def _repr_pretty_(self, p: object, cycle: bool) -> None:
         blocks = []
         for _, r in self.iterrows():
-            lines = [f"{r.get('claim', '')} ({r.get('paper line', '')}; {r.get('rests on', '')})"]
-            shown = [(k, v) for k, v in r.items() if k not in ("claim", "paper line", "rests on") and pd.notna(v)]
+            lines = [f"{r.get('#', '')} {r.get('claim', '')} {r.get('the paper says', '')}"]
+            shown = [(k, v) for k, v in r.items() if k not in ("#", "claim", "the paper says") and pd.notna(v)]
             lines += [f"  {k}: {v}" for k, v in shown]
             blocks.append("\n".join(lines))
         p.text("\n".join(blocks) if blocks else "no claims rest on these tables")  # type: ignore[attr-defined]
