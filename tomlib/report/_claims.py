@@ -60,6 +60,16 @@ GRID_LEGEND = (
 )
 
 
+
+def grid_legend_html() -> str:
+    """:data:`GRID_LEGEND` with each verdict's colour as a swatch (a page may have no emoji font)."""
+    out = html.escape(GRID_LEGEND)
+    for mark, colour in VERDICT_COLOURS.values():
+        swatch = f"<span style='background:{colour};border:1px solid #ccc;padding:0 6px'>&nbsp;</span>"
+        out = out.replace(html.escape(mark), swatch, 1)
+    return out
+
+
 @dataclass(frozen=True)
 class GridCell:
     """One verdict of the grid: the word, and the alternative readings it flips under (what it rests on of ours)."""

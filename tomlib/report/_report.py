@@ -30,6 +30,7 @@ from tomlib.report._claims import (
     forest_plot,
     grid_frame,
     grid_html,
+    grid_legend_html,
     readings_reach,
     sim_truth,
 )
@@ -483,7 +484,7 @@ def _glance_part(paper_id: str, verdicts: pd.DataFrame) -> tuple[list[str], list
         return [], []
     counts = f"Per source: {claims_tally(paper_id, verdicts)} ({FIRM})."
     md = [_md_table(grid), "", GRID_LEGEND + ".", "", counts, ""]
-    hs = [grid_html(paper_id, verdicts, f"claim-{paper_id}"), f"<p>{_inline_html(GRID_LEGEND)}.</p>"]
+    hs = [grid_html(paper_id, verdicts, f"claim-{paper_id}"), f"<p>{grid_legend_html()}.</p>"]
     return md, [*hs, f"<p>{_inline_html(counts)}</p>"]
 
 
@@ -553,8 +554,8 @@ ENGINE_HOW = (
 )
 
 RUN_NOT_REPRODUCED = (
-    "A table run is not a table reproduced: whether the paper's claims hold is the last column (supported, "
-    "contradicted, inconclusive; each paper's claims table below), and each run says how many units it rests on."
+    "A table run is not a table reproduced: whether the paper's claims hold is the last column, and each paper's "
+    "grid below shows it claim by claim."
 )
 
 
