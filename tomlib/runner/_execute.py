@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tomlib.errors import UsageError, did_you_mean
+from tomlib.errors import UsageError, closest_by_parts, did_you_mean
 from tomlib.llm import Budget, read_ledger
 from tomlib.llm._budget import ENV_LEDGER, ENV_MAX_TOKENS, ENV_MAX_USD, ENV_SPEND_TO_BUDGET
 from tomlib.paths import (
@@ -90,12 +90,17 @@ def find_notebooks(names: Sequence[str] = (), directory: str | os.PathLike[str] 
 
 
 def _closest_notebook(name: str, series: Sequence[Path]) -> str:
-    """`` (did you mean '01'?)`` for ``1``; else the closest number prefix or stem of the series."""
+    """`` (did you mean '01'?)`` for ``1``; else the stem whose parts are nearest the name's, its number one of them
+    (``09_coalition_tabel2`` is ``09_coalition_table2_fig2``, not ``10_coalition_table3``), else difflib's closest."""
     prefixes = [s.stem.split("_", 1)[0] for s in series]
     padded = str(int(name)).zfill(2) if name.isdigit() else ""
     if padded in prefixes and padded != name:
         return f" (did you mean '{padded}'?)"
-    return did_you_mean(name, [*prefixes, *(s.stem for s in series)]) if not name.isdigit() else ""
+    if name.isdigit():
+        return ""
+    stems = [s.stem for s in series]
+    near = closest_by_parts(name, stems)
+    return f" (did you mean '{near}'?)" if near else did_you_mean(name, [*prefixes, *stems])
 
 
 def results_for_run(
