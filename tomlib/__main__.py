@@ -21,22 +21,61 @@ def _budget(args: argparse.Namespace, profile: Any) -> Any:
     )
 
 
+def _results_of_run(args: argparse.Namespace, profile: Any, overrides: dict[str, Any]) -> Any:
+    """Where ``run`` writes: the series' folder for the series; a side run's own (``results/side/<what changed>/``)
+    unless --results or --replace-series says otherwise, said in one line before it starts (:mod:`.runner._side`).
+    Notebooks of another folder (--notebooks-dir: a class's, your own) are no run of the series: they write where
+    they always did (--results, else a class's own folder, else ``results/``)."""
+    from pathlib import Path
+
+    from tomlib.runner._execute import check_overrides, find_notebooks, notebooks_dir, results_for_run
+    from tomlib.runner._side import where_to_write
+
+    chosen = find_notebooks(args.notebooks, args.notebooks_dir)
+    books = [nb for nb in chosen if args.notebooks or nb.stem not in profile.skip]
+    check_overrides(books, overrides)  # a typo is named before any line about where the run goes
+    series = results_for_run(args.notebooks, args.notebooks_dir, None)
+    other_folder = args.notebooks_dir and Path(args.notebooks_dir).resolve() != notebooks_dir().resolve()
+    if other_folder:
+        if args.replace_series:
+            from tomlib.errors import UsageError
+
+            raise UsageError(
+                "--replace-series is for a side run of the series' own notebooks; notebooks of --notebooks-dir write "
+                "where --results says (else results/): drop --replace-series."
+            )
+        return results_for_run(args.notebooks, args.notebooks_dir, args.results)
+    folder, line = where_to_write(
+        profile,
+        books,
+        overrides,
+        series,
+        results=args.results,
+        replace_series=args.replace_series,
+        waves=args.stop_when_decided,  # a profile that stops when decided is not the series' already
+    )
+    if line:
+        print(line, flush=True)
+    return folder
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from tomlib.report import build_report
     from tomlib.runner import load_profile, run_notebooks, summarize
-    from tomlib.runner._execute import results_for_run
     from tomlib.runner._params import parse_cli
 
     profile = load_profile(args.profile)
+    overrides = parse_cli(args.parameters or (), args.parameters_yaml)
+    results = _results_of_run(args, profile, overrides)
     common: dict[str, Any] = {
         "force": args.force,
-        "results": args.results,
+        "results": results,
         "directory": args.notebooks_dir,
         "html": not args.no_html,
         "budget": _budget(args, profile),
         "jobs": args.jobs,
         "scheduler": args.scheduler,
-        "overrides": parse_cli(args.parameters or (), args.parameters_yaml),
+        "overrides": overrides,
         "sandbox": args.sandbox,
         "spend_to_budget": args.spend_to_budget,
         "dashboard": args.dashboard,
@@ -50,9 +89,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         )
     else:
         outcomes = run_notebooks(profile, args.notebooks, **common, claims_ahead=True)  # the report follows
-    report = build_report(results_for_run(args.notebooks, args.notebooks_dir, args.results))  # a class's own
+    report = build_report(results)
     print(summarize(outcomes))
-    print(f"report: {report}")
+    print(f"report: {report.with_name('REPORT.html')} (open it in a browser; REPORT.md beside it)")
     return 1 if any(o.status in ("failed", "stopped") for o in outcomes) else 0
 
 
@@ -349,7 +388,18 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
         "--profile", default="default", help="default (offline), smoke, full, sim (simulated model), or a YAML path"
     )
     run.add_argument("--force", action="store_true", help="re-execute notebooks whose outputs are up to date")
-    run.add_argument("--results", default=None, help="results directory (default: results/)")
+    run.add_argument(
+        "--results",
+        default=None,
+        help="results directory (default: results/ for the series; results/side/<what changed>/ for another profile, "
+        "model or -p values)",
+    )
+    run.add_argument(
+        "--replace-series",
+        action="store_true",
+        help="a run with another profile, model or -p values writes into the series' results/ (replacing the outputs "
+        "of the notebooks it runs) instead of results/side/<what changed>/",
+    )
     run.add_argument("--no-html", action="store_true", help="skip the HTML export")
     run.add_argument("--notebooks-dir", default=None, help="another notebook folder (default: notebooks/)")
     run.add_argument(
