@@ -46,6 +46,7 @@ from tomlib.runner._models import check_models
 from tomlib.runner._params import check_values
 from tomlib.runner._profiles import Profile, load_profile
 from tomlib.runner._progress import Progress
+from tomlib.runner._stale import clear_stale, units_written
 from tomlib.sandbox import SANDBOX_ENV, sandbox_mode
 from tomlib.trace._runs import remove_stale_attempts
 
@@ -582,6 +583,11 @@ def _run_plan(
                     task.key, status, round(outcome.seconds, 2), error, str(output), outcome.tables, spent
                 )
                 stamp = {**asdict(result), "inputs": p.digest, "profile": prof.name, "parameters": p.params}
+                stamp["units"] = units_written(outcome.units)
+                if status == "ok":  # what its last run wrote and this one did not: no executed notebook made it
+                    res = p.stamp.parent.parent
+                    for line in clear_stale(res, task.key, outcome.tables, stamp["units"], p.previous):
+                        bar.say(f"{task.key}: removed {line}, which this run no longer writes")
                 stamp["sandbox"] = os.environ[SANDBOX_ENV]
                 stamp.update(host=outcome.host, started=outcome.started, finished=outcome.finished)
                 good = last_good(p.previous)
