@@ -274,7 +274,7 @@ def test_a_profile_another_user_owns_the_folder_of_is_one_line_with_the_ways_out
     err = done.stderr.strip()
     assert done.returncode == 2 and "Plan for gpt-4o-mini" in done.stdout, (done.stdout, err)
     assert err.startswith("tomlib: error: no permission to use ") and "\n" not in err and "Traceback" not in err, err
-    assert f"configs/profiles/plan-gpt-4o-mini-{PILOT_CLAIM}.yaml" in err and "--out FILE" in err
+    assert f".tomlib/profiles/plan-gpt-4o-mini-{PILOT_CLAIM}.yaml" in err and "--out FILE" in err
 
 
 @pytest.mark.skipif(

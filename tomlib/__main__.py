@@ -181,7 +181,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from tomlib.llm import get_model_config
     from tomlib.planning import make_plan, plan_lines, select_claims, write_profile
     from tomlib.planning._write import profile_name
-    from tomlib.runner._profiles import profiles_dir
+    from tomlib.runner._profiles import written_profiles_dir
 
     get_model_config(args.model)  # an unknown name fails here, with the known ones
     plan = make_plan(
@@ -199,7 +199,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         print("No claim needs a model call at these settings: no profile written.")
         return 0
     name = profile_name(plan, args.claims)
-    path = write_profile(plan, args.out or profiles_dir() / f"{name}.yaml", args.claims)
+    path = write_profile(plan, args.out or written_profiles_dir() / f"{name}.yaml", args.claims)
     print(f"Profile: {path}; run it with: {_invocation()} run --profile {path if args.out else name}")
     return 0
 
@@ -516,7 +516,10 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
         help="no size past this many times the full profile's (default 1: the papers' own scale)",
     )
     pl.add_argument(
-        "--out", default=None, help="the profile to write (default configs/profiles/plan-<model>-<claims>.yaml)"
+        "--out",
+        default=None,
+        help="the profile to write (default .tomlib/profiles/plan-<model>-<claims>.yaml, outside configs/: writing it "
+        "reruns nothing of the series)",
     )
     pl.add_argument("--no-write", action="store_true", help="print the plan only")
     pl.set_defaults(func=_cmd_plan)
@@ -543,8 +546,8 @@ def _no_permission(exc: PermissionError) -> str:
             "you may read (and write, where tomlib writes: --results DIR, --out FILE), or ask its owner to open it."
         )
     return (
-        f"no permission to use{where} ({exc.strerror or exc}). tomlib writes into the checkout (results/, .tomlib/, "
-        "configs/profiles/): run it as the user who owns the checkout, or point it at a folder you may write "
+        f"no permission to use{where} ({exc.strerror or exc}). tomlib writes into the checkout (results/, .tomlib/): "
+        "run it as the user who owns the checkout, or point it at a folder you may write "
         "(--results DIR, --out FILE for plan, TOMLIB_STORE=FILE for the response store)."
     )
 
