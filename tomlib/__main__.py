@@ -225,22 +225,15 @@ def _cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_source(start: dict[str, Any]) -> str:
-    """Where a run's rows come from, as its ``run_start`` says: its ``source``, else its model(s)."""
-    if start.get("source"):
-        return str(start["source"])
-    models = start.get("models") or ([start["model"]] if start.get("model") else [])
-    return f"model {','.join(map(str, models))}" if models else "-"
-
-
 def _choose_run(name: str, results: str | None, prog: str) -> str:
     """The run ``view NAME`` opens. A run id is itself, and so is an experiment's only run. An experiment with several
-    runs (notebook 02 writes a formal and an ``llm:local`` one) lists them and opens the one with the most episodes
-    among the runs the executed notebooks in results/ use (all its runs when none is used), the newest on a tie.
-    Any other name goes to ``find_run`` as given (an id's prefix; its error lists the experiments there are)."""
+    runs (notebook 02 writes a formal and an ``llm:local`` one, and the formal table again under each of our other
+    readings) lists them and opens, among the runs the executed notebooks in results/ use (all its runs when none is
+    used), those of the default reading (all of them when none is), the one with the most episodes, the newest on a
+    tie. Any other name goes to ``find_run`` as given (an id's prefix; its error lists the experiments there are)."""
     import time
 
-    from tomlib.trace._runs import in_use, list_runs, run_facts
+    from tomlib.trace._runs import in_use, list_runs, run_facts, run_reading, run_source
 
     runs = list_runs(results)
     if any(r.run_id == name for r in runs):
@@ -249,21 +242,26 @@ def _choose_run(name: str, results: str | None, prog: str) -> str:
     if len(mine) < 2:
         return mine[0].run_id if mine else name
     used = in_use(mine, results)
+    facts = {r.run_id: run_facts(r) for r in mine}
+    reading = {r.run_id: run_reading(facts[r.run_id][0]) for r in mine}
     pool = [r for r in mine if r.run_id in used] or mine
+    pool = [r for r in pool if reading[r.run_id] == "default"] or pool
     chosen = max(pool, key=lambda r: (r.episodes or 0, r.modified))
     print(f"{name} has {len(mine)} runs (oldest first; * is the one opened):")
+    print(f"  {'run':<48} {'source':<20} {'reading':<28} {'conditions and episodes':<31}  {'size':>9}  written")
     for r in mine:
-        start, conditions = run_facts(r)
+        start, conditions = facts[r.run_id]
         n, plural = len(conditions), "s" if len(conditions) != 1 else " "
         counts = f"{n:>4} condition{plural} {r.episodes:>6} episodes" if r.episodes is not None else "(no index yet)"
         stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.modified))
         mark = "in use" if r.run_id in used else "unused"
         print(
-            f"{'*' if r is chosen else ' '} {r.run_id:<48} {_run_source(start):<20} {counts:<31}  "
-            f"{r.bytes / 1e6:6.1f} MB  {stamp}  {mark}"
+            f"{'*' if r is chosen else ' '} {r.run_id:<48} {run_source(start):<20} {reading[r.run_id]:<28} "
+            f"{counts:<31}  {r.bytes / 1e6:6.1f} MB  {stamp}  {mark}"
         )
     why = "among those the executed notebooks in results/ use" if used else "(none is used by an executed notebook)"
-    print(f"opening {chosen.run_id}: the run with the most episodes {why}; to open another: {prog} view ID")
+    of = ", of the default reading" if reading[chosen.run_id] == "default" else ""
+    print(f"opening {chosen.run_id}: the run with the most episodes {why}{of}; to open another: {prog} view ID")
     return chosen.run_id
 
 
@@ -271,16 +269,35 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     import time
 
     from tomlib.paths import results_dir
-    from tomlib.trace._runs import in_use, list_runs, prune_runs, remove_stale_attempts, runs_to_prune, stale_attempts
+    from tomlib.trace._runs import (
+        in_use,
+        list_runs,
+        prune_runs,
+        remove_stale_attempts,
+        run_facts,
+        run_reading,
+        run_source,
+        runs_to_prune,
+        stale_attempts,
+    )
 
     runs = list_runs(args.results)
     used = in_use(runs, args.results)
     if args.action == "list":
+        if runs:
+            print(
+                f"{'run':<56} {'source':<20} {'reading':<28} {'written':<16} {'size':>10}  {'used':<6}  "
+                f"{'events':>9} {'episodes':>8}"
+            )
         for r in runs:
-            counts = f"{r.events:>9,} events {r.episodes:>6} episodes" if r.events is not None else "(no index yet)"
+            start, _ = run_facts(r)
+            counts = f"{r.events:>9,} {r.episodes:>8}" if r.events is not None else "(no index yet)"
             stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.modified))
             mark = "in use" if r.run_id in used else "unused"
-            print(f"{r.run_id:<56} {stamp} {r.bytes / 1e6:7.1f} MB  {mark:<6}  {counts}")
+            print(
+                f"{r.run_id:<56} {run_source(start):<20} {run_reading(start):<28} {stamp:<16} "
+                f"{r.bytes / 1e6:7.1f} MB  {mark:<6}  {counts}"
+            )
         spare = sum(r.bytes for r in runs if r.run_id not in used)
         print(
             f"{len(runs)} run(s), {sum(r.bytes for r in runs) / 1e6:.1f} MB; {spare / 1e6:.1f} MB in runs no "
