@@ -294,14 +294,13 @@ def export_html(notebook: Path) -> Path:
     import nbformat
     from nbconvert import HTMLExporter
 
-    from tomlib.widgets._explorer import NEEDS_KERNEL
+    from tomlib.widgets._explorer import STATIC_PAGE_CSS
     from tomlib.widgets._page import with_fallbacks
 
     nb = nbformat.read(notebook, as_version=4)
     body, _ = HTMLExporter(**page_scripts(notebook.parent)).from_notebook_node(nb)
     body = with_fallbacks(body, nb)
-    hide = f"<style>.{NEEDS_KERNEL}{{display:none !important}}</style>"  # a saved page has no kernel
-    body = body.replace("</head>", hide + "</head>", 1)
+    body = body.replace("</head>", STATIC_PAGE_CSS + "</head>", 1)  # a saved page has no kernel
     body = shared_styles(body, notebook.parent)
     out = notebook.with_suffix(".html")
     write_atomic(out, portable(redact_text(body)))
