@@ -116,6 +116,43 @@ fetch_webdeps() {
   export TOMLIB_WEBDEPS="$PWD/$web"
 }
 
+# edits WORD OTHER: the edits (insert, delete, substitute, swap two neighbours) that make WORD into OTHER.
+edits() {
+  local a=$1 b=$2 i j cost best
+  local -a prev2 prev row
+  for ((j = 0; j <= ${#b}; j++)); do prev[j]=$j; done
+  for ((i = 1; i <= ${#a}; i++)); do
+    row=("$i")
+    for ((j = 1; j <= ${#b}; j++)); do
+      [ "${a:i-1:1}" = "${b:j-1:1}" ] && cost=0 || cost=1
+      best=$(( prev[j] + 1 < row[j-1] + 1 ? prev[j] + 1 : row[j-1] + 1 ))
+      (( prev[j-1] + cost < best )) && best=$(( prev[j-1] + cost ))
+      if (( i > 1 && j > 1 )) && [ "${a:i-1:1}" = "${b:j-2:1}" ] && [ "${a:i-2:1}" = "${b:j-1:1}" ] \
+        && (( prev2[j-2] + 1 < best )); then
+        best=$(( prev2[j-2] + 1 ))
+      fi
+      row[j]=$best
+    done
+    prev2=("${prev[@]}") prev=("${row[@]}")
+  done
+  echo "${prev[${#b}]}"
+}
+
+# not_a_command WORD: a first word that names no notebook but is a command mistyped (`tset`) stops here, before any
+# install, with the command it is nearest.
+not_a_command() {
+  local word=$1 c
+  [[ $word == -* || $word == run ]] && return 0
+  compgen -G "notebooks/${word}*.ipynb" >/dev/null || compgen -G "notebooks/*${word}*.ipynb" >/dev/null && return 0
+  for c in test lab help run; do
+    if (( $(edits "$word" "$c") <= 1 )); then
+      echo "reproduce.sh: '$word' is not a command or a notebook (did you mean '$c'?). Commands: run (the default)," \
+        "test, lab, help; anything else goes to \`tomlib run\` (e.g. ./reproduce.sh 01)." >&2
+      exit 2
+    fi
+  done
+}
+
 cmd=${1:-run}
 case "$cmd" in
   test)
@@ -145,6 +182,7 @@ case "$cmd" in
     sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
     ;;
   *)
+    not_a_command "$cmd"
     [ "$cmd" = run ] && shift || true
     ensure_deps ""
     for arg in "$@"; do

@@ -47,6 +47,28 @@ def test_a_notebook_number_without_its_zero_is_suggested(capsys: pytest.CaptureF
 
 
 @pytest.mark.parametrize(
+    ("typo", "meant"),
+    [
+        ("09_coalition_tabel2", "09_coalition_table2_fig2"),  # difflib's ratio gave 10_coalition_table3
+        ("coalition_tabel2", "09_coalition_table2_fig2"),
+        ("10_coalition_table2", "10_coalition_table3"),  # the number is a part too: one edit from 10's name
+        ("adaptive_tom_tabel1", "01_adaptive_tom_table1"),
+        ("13_coalition_reasonning", "13_coalition_reasoning"),
+        ("quickstrat", "00_quickstart"),
+        ("mechansim", "07_coalition_mechanism"),
+        ("fig3", "05_adaptive_tom_fig3"),
+        ("tabel7", "14_coalition_table7"),
+        ("debate", "12_coalition_table4_debate"),
+    ],
+)
+def test_a_mistyped_notebook_suggests_the_one_its_parts_name(
+    capsys: pytest.CaptureFixture[str], typo: str, meant: str
+) -> None:
+    err = one_line_error(capsys, ["run", typo, "--no-html"])
+    assert f"No notebook '{typo}'" in err and f"(did you mean '{meant}'?)" in err, err
+
+
+@pytest.mark.parametrize(
     ("argv", "expected"),
     [
         (
@@ -252,7 +274,7 @@ def test_a_profile_another_user_owns_the_folder_of_is_one_line_with_the_ways_out
     err = done.stderr.strip()
     assert done.returncode == 2 and "Plan for gpt-4o-mini" in done.stdout, (done.stdout, err)
     assert err.startswith("tomlib: error: no permission to use ") and "\n" not in err and "Traceback" not in err, err
-    assert f"configs/profiles/plan-gpt-4o-mini-{PILOT_CLAIM}.yaml" in err and "--out FILE" in err
+    assert f".tomlib/profiles/plan-gpt-4o-mini-{PILOT_CLAIM}.yaml" in err and "--out FILE" in err
 
 
 @pytest.mark.skipif(

@@ -98,6 +98,33 @@ def test_readme_quick_start_is_the_two_commands_and_ci_runs_the_test_one() -> No
         assert script.stat().st_mode & 0o111, f"{script.name} must be executable"
 
 
+@pytest.mark.parametrize(("typo", "meant"), [("tset", "test"), ("tets", "test"), ("lba", "lab"), ("hepl", "help")])
+def test_a_mistyped_reproduce_command_is_named_before_any_install(tmp_path: Path, typo: str, meant: str) -> None:
+    """``./reproduce.sh tset`` stops at once with the command it is nearest, where it went on to install and then ran
+    ``tomlib run tset``. A copy of the script with two notebooks, and no Python on PATH: were the word let through,
+    the script would stop at finding Python, installing nothing."""
+    import subprocess
+
+    (tmp_path / "notebooks").mkdir()
+    for stem in ("00_quickstart", "01_adaptive_tom_table1"):
+        (tmp_path / "notebooks" / f"{stem}.ipynb").write_text("{}")
+    (tmp_path / "reproduce.sh").write_bytes((ROOT / "reproduce.sh").read_bytes())
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "dirname").symlink_to("/usr/bin/dirname")
+    env = {"PATH": str(bin_), "PYTHON": str(tmp_path / "no-python"), "HOME": str(tmp_path)}
+    done = subprocess.run(
+        ["/bin/bash", str(tmp_path / "reproduce.sh"), typo], env=env, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 2 and f"(did you mean '{meant}'?)" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / ".venv").exists()
+    for word in ("01", "quickstart", "--profile"):  # a notebook or an option goes on to the runner (here: no Python)
+        done = subprocess.run(
+            ["/bin/bash", str(tmp_path / "reproduce.sh"), word], env=env, capture_output=True, text=True, timeout=30
+        )
+        assert "did you mean" not in done.stderr and "needs Python 3.11" in done.stderr, done.stderr
+
+
 def test_every_profile_loads_and_names_real_notebooks() -> None:
     from tomlib.runner import available_profiles, load_profile
 

@@ -261,7 +261,7 @@ def test_view_lists_an_experiments_runs_and_opens_the_one_with_the_most_episodes
     (folder / "events.jsonl").write_text(log)
     assert main(["view", "adaptive_tom.table2"]) == 0
     out = capsys.readouterr().out
-    listed = {line.split()[1] if line.startswith("*") else line.split()[0]: line for line in out.splitlines()[1:4]}
+    listed = {line.split()[1] if line.startswith("*") else line.split()[0]: line for line in out.splitlines()[2:5]}
     assert "llm:local" in listed[killed] and "(no index yet)" in listed[killed]
     assert listed[formal].startswith("* ") and "formal" in listed[formal] and "12 episodes" in listed[formal]
     assert "llm:local" in listed[llm] and "3 episodes" in listed[llm] and "3 conditions" in listed[llm]
@@ -285,6 +285,52 @@ def test_view_prefers_the_runs_the_executed_notebooks_use(results: Path, capsys:
     out = capsys.readouterr().out
     assert f"opening {formal}: the run with the most episodes among those the executed notebooks" in out, out
     assert f"{old}" in out and "unused" in out and f"{llm}" in out
+
+
+def test_view_opens_the_run_of_the_default_reading_and_runs_list_says_each_runs_source_and_reading(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Notebook 02 writes its formal table, its llm:local one, then the formal table again under each of our other
+    readings, as big and newer, with no steps logged. `view adaptive_tom.table2` opened the newest of those (on main:
+    "This episode's steps were not logged"); it opens the default reading's. `runs list` had no header and no source
+    or reading column."""
+    formal = _run("adaptive_tom.table2-20261101-100000-aaaa", results, "formal", 3, 4)
+    _run("adaptive_tom.table2-20261101-100500-bbbb", results, "llm:local", 3, 1)
+    meta = {"source": "formal", "episodes": 4, "reading": "prefer=none"}
+    other = "adaptive_tom.table2-20261101-101000-cccc"
+    with RunLog("adaptive_tom.table2", run_id=other, results=results, meta=meta, detail_episodes=0) as log:
+        for c in range(3):
+            for e in range(4):
+                log.event("score", {"reward": 1.0}, condition=f"c{c}", episode=e)
+    old = "adaptive_tom.table2-20261101-101500-dddd"  # logged before runs said their reading: no steps, so another
+    with RunLog(
+        "adaptive_tom.table2", run_id=old, results=results, meta={"source": "formal"}, detail_episodes=0
+    ) as log:
+        for c in range(3):
+            for e in range(4):
+                log.event("score", {"reward": 1.0}, condition=f"c{c}", episode=e)
+    assert main(["view", "adaptive_tom.table2"]) == 0
+    out = capsys.readouterr().out
+    assert f"opening {formal}: the run with the most episodes" in out and "of the default reading" in out, out
+    assert out.splitlines()[1].split()[:3] == ["run", "source", "reading"]
+    listed = {line.lstrip("* ").split()[0]: line for line in out.splitlines()[2:6]}
+    assert "prefer=none" in listed[other] and " other " in listed[old] and " default " in listed[formal]
+
+    assert main(["runs", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:4] == ["run", "source", "reading", "written"], lines[0]
+    rows = {line.split()[0]: line.split() for line in lines[1:5]}
+    assert rows[formal][1:3] == ["formal", "default"] and rows[other][1:3] == ["formal", "prefer=none"]
+    assert rows["adaptive_tom.table2-20261101-100500-bbbb"][1:3] == ["llm:local", "default"]
+
+
+def test_an_adaptive_tom_run_says_its_reading() -> None:
+    from tomlib.experiments.adaptive_tom._setup import Setup
+
+    assert Setup().reading() == "default" and Setup(model="local", tie_break="shared").reading() == "default"
+    assert Setup(tie_break="shared", tie_epsilon=0.05).reading() == "tie_break=shared(ε=0.05)"
+    assert Setup(prefer="none", carry_losses=True).reading() == "prefer=none, carry_losses=True"
+    assert Setup(pbt="ppo-selfplay", ppo_member=1).reading() == "ppo_member=1"
 
 
 def test_view_takes_an_experiment_name_whole(results: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -21,22 +21,61 @@ def _budget(args: argparse.Namespace, profile: Any) -> Any:
     )
 
 
+def _results_of_run(args: argparse.Namespace, profile: Any, overrides: dict[str, Any]) -> Any:
+    """Where ``run`` writes: the series' folder for the series; a side run's own (``results/side/<what changed>/``)
+    unless --results or --replace-series says otherwise, said in one line before it starts (:mod:`.runner._side`).
+    Notebooks of another folder (--notebooks-dir: a class's, your own) are no run of the series: they write where
+    they always did (--results, else a class's own folder, else ``results/``)."""
+    from pathlib import Path
+
+    from tomlib.runner._execute import check_overrides, find_notebooks, notebooks_dir, results_for_run
+    from tomlib.runner._side import where_to_write
+
+    chosen = find_notebooks(args.notebooks, args.notebooks_dir)
+    books = [nb for nb in chosen if args.notebooks or nb.stem not in profile.skip]
+    check_overrides(books, overrides)  # a typo is named before any line about where the run goes
+    series = results_for_run(args.notebooks, args.notebooks_dir, None)
+    other_folder = args.notebooks_dir and Path(args.notebooks_dir).resolve() != notebooks_dir().resolve()
+    if other_folder:
+        if args.replace_series:
+            from tomlib.errors import UsageError
+
+            raise UsageError(
+                "--replace-series is for a side run of the series' own notebooks; notebooks of --notebooks-dir write "
+                "where --results says (else results/): drop --replace-series."
+            )
+        return results_for_run(args.notebooks, args.notebooks_dir, args.results)
+    folder, line = where_to_write(
+        profile,
+        books,
+        overrides,
+        series,
+        results=args.results,
+        replace_series=args.replace_series,
+        waves=args.stop_when_decided,  # a profile that stops when decided is not the series' already
+    )
+    if line:
+        print(line, flush=True)
+    return folder
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from tomlib.report import build_report
     from tomlib.runner import load_profile, run_notebooks, summarize
-    from tomlib.runner._execute import results_for_run
     from tomlib.runner._params import parse_cli
 
     profile = load_profile(args.profile)
+    overrides = parse_cli(args.parameters or (), args.parameters_yaml)
+    results = _results_of_run(args, profile, overrides)
     common: dict[str, Any] = {
         "force": args.force,
-        "results": args.results,
+        "results": results,
         "directory": args.notebooks_dir,
         "html": not args.no_html,
         "budget": _budget(args, profile),
         "jobs": args.jobs,
         "scheduler": args.scheduler,
-        "overrides": parse_cli(args.parameters or (), args.parameters_yaml),
+        "overrides": overrides,
         "sandbox": args.sandbox,
         "spend_to_budget": args.spend_to_budget,
         "dashboard": args.dashboard,
@@ -50,9 +89,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         )
     else:
         outcomes = run_notebooks(profile, args.notebooks, **common, claims_ahead=True)  # the report follows
-    report = build_report(results_for_run(args.notebooks, args.notebooks_dir, args.results))  # a class's own
+    report = build_report(results)
     print(summarize(outcomes))
-    print(f"report: {report}")
+    print(f"report: {report.with_name('REPORT.html')} (open it in a browser; REPORT.md beside it)")
     return 1 if any(o.status in ("failed", "stopped") for o in outcomes) else 0
 
 
@@ -142,7 +181,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from tomlib.llm import get_model_config
     from tomlib.planning import make_plan, plan_lines, select_claims, write_profile
     from tomlib.planning._write import profile_name
-    from tomlib.runner._profiles import profiles_dir
+    from tomlib.runner._profiles import written_profiles_dir
 
     get_model_config(args.model)  # an unknown name fails here, with the known ones
     plan = make_plan(
@@ -160,7 +199,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         print("No claim needs a model call at these settings: no profile written.")
         return 0
     name = profile_name(plan, args.claims)
-    path = write_profile(plan, args.out or profiles_dir() / f"{name}.yaml", args.claims)
+    path = write_profile(plan, args.out or written_profiles_dir() / f"{name}.yaml", args.claims)
     print(f"Profile: {path}; run it with: {_invocation()} run --profile {path if args.out else name}")
     return 0
 
@@ -186,22 +225,15 @@ def _cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_source(start: dict[str, Any]) -> str:
-    """Where a run's rows come from, as its ``run_start`` says: its ``source``, else its model(s)."""
-    if start.get("source"):
-        return str(start["source"])
-    models = start.get("models") or ([start["model"]] if start.get("model") else [])
-    return f"model {','.join(map(str, models))}" if models else "-"
-
-
 def _choose_run(name: str, results: str | None, prog: str) -> str:
     """The run ``view NAME`` opens. A run id is itself, and so is an experiment's only run. An experiment with several
-    runs (notebook 02 writes a formal and an ``llm:local`` one) lists them and opens the one with the most episodes
-    among the runs the executed notebooks in results/ use (all its runs when none is used), the newest on a tie.
-    Any other name goes to ``find_run`` as given (an id's prefix; its error lists the experiments there are)."""
+    runs (notebook 02 writes a formal and an ``llm:local`` one, and the formal table again under each of our other
+    readings) lists them and opens, among the runs the executed notebooks in results/ use (all its runs when none is
+    used), those of the default reading (all of them when none is), the one with the most episodes, the newest on a
+    tie. Any other name goes to ``find_run`` as given (an id's prefix; its error lists the experiments there are)."""
     import time
 
-    from tomlib.trace._runs import in_use, list_runs, run_facts
+    from tomlib.trace._runs import in_use, list_runs, run_facts, run_reading, run_source
 
     runs = list_runs(results)
     if any(r.run_id == name for r in runs):
@@ -210,21 +242,26 @@ def _choose_run(name: str, results: str | None, prog: str) -> str:
     if len(mine) < 2:
         return mine[0].run_id if mine else name
     used = in_use(mine, results)
+    facts = {r.run_id: run_facts(r) for r in mine}
+    reading = {r.run_id: run_reading(facts[r.run_id][0]) for r in mine}
     pool = [r for r in mine if r.run_id in used] or mine
+    pool = [r for r in pool if reading[r.run_id] == "default"] or pool
     chosen = max(pool, key=lambda r: (r.episodes or 0, r.modified))
     print(f"{name} has {len(mine)} runs (oldest first; * is the one opened):")
+    print(f"  {'run':<48} {'source':<20} {'reading':<28} {'conditions and episodes':<31}  {'size':>9}  written")
     for r in mine:
-        start, conditions = run_facts(r)
+        start, conditions = facts[r.run_id]
         n, plural = len(conditions), "s" if len(conditions) != 1 else " "
         counts = f"{n:>4} condition{plural} {r.episodes:>6} episodes" if r.episodes is not None else "(no index yet)"
         stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.modified))
         mark = "in use" if r.run_id in used else "unused"
         print(
-            f"{'*' if r is chosen else ' '} {r.run_id:<48} {_run_source(start):<20} {counts:<31}  "
-            f"{r.bytes / 1e6:6.1f} MB  {stamp}  {mark}"
+            f"{'*' if r is chosen else ' '} {r.run_id:<48} {run_source(start):<20} {reading[r.run_id]:<28} "
+            f"{counts:<31}  {r.bytes / 1e6:6.1f} MB  {stamp}  {mark}"
         )
     why = "among those the executed notebooks in results/ use" if used else "(none is used by an executed notebook)"
-    print(f"opening {chosen.run_id}: the run with the most episodes {why}; to open another: {prog} view ID")
+    of = ", of the default reading" if reading[chosen.run_id] == "default" else ""
+    print(f"opening {chosen.run_id}: the run with the most episodes {why}{of}; to open another: {prog} view ID")
     return chosen.run_id
 
 
@@ -232,16 +269,35 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     import time
 
     from tomlib.paths import results_dir
-    from tomlib.trace._runs import in_use, list_runs, prune_runs, remove_stale_attempts, runs_to_prune, stale_attempts
+    from tomlib.trace._runs import (
+        in_use,
+        list_runs,
+        prune_runs,
+        remove_stale_attempts,
+        run_facts,
+        run_reading,
+        run_source,
+        runs_to_prune,
+        stale_attempts,
+    )
 
     runs = list_runs(args.results)
     used = in_use(runs, args.results)
     if args.action == "list":
+        if runs:
+            print(
+                f"{'run':<56} {'source':<20} {'reading':<28} {'written':<16} {'size':>10}  {'used':<6}  "
+                f"{'events':>9} {'episodes':>8}"
+            )
         for r in runs:
-            counts = f"{r.events:>9,} events {r.episodes:>6} episodes" if r.events is not None else "(no index yet)"
+            start, _ = run_facts(r)
+            counts = f"{r.events:>9,} {r.episodes:>8}" if r.events is not None else "(no index yet)"
             stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.modified))
             mark = "in use" if r.run_id in used else "unused"
-            print(f"{r.run_id:<56} {stamp} {r.bytes / 1e6:7.1f} MB  {mark:<6}  {counts}")
+            print(
+                f"{r.run_id:<56} {run_source(start):<20} {run_reading(start):<28} {stamp:<16} "
+                f"{r.bytes / 1e6:7.1f} MB  {mark:<6}  {counts}"
+            )
         spare = sum(r.bytes for r in runs if r.run_id not in used)
         print(
             f"{len(runs)} run(s), {sum(r.bytes for r in runs) / 1e6:.1f} MB; {spare / 1e6:.1f} MB in runs no "
@@ -349,7 +405,18 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
         "--profile", default="default", help="default (offline), smoke, full, sim (simulated model), or a YAML path"
     )
     run.add_argument("--force", action="store_true", help="re-execute notebooks whose outputs are up to date")
-    run.add_argument("--results", default=None, help="results directory (default: results/)")
+    run.add_argument(
+        "--results",
+        default=None,
+        help="results directory (default: results/ for the series; results/side/<what changed>/ for another profile, "
+        "model or -p values)",
+    )
+    run.add_argument(
+        "--replace-series",
+        action="store_true",
+        help="a run with another profile, model or -p values writes into the series' results/ (replacing the outputs "
+        "of the notebooks it runs) instead of results/side/<what changed>/",
+    )
     run.add_argument("--no-html", action="store_true", help="skip the HTML export")
     run.add_argument("--notebooks-dir", default=None, help="another notebook folder (default: notebooks/)")
     run.add_argument(
@@ -466,7 +533,10 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
         help="no size past this many times the full profile's (default 1: the papers' own scale)",
     )
     pl.add_argument(
-        "--out", default=None, help="the profile to write (default configs/profiles/plan-<model>-<claims>.yaml)"
+        "--out",
+        default=None,
+        help="the profile to write (default .tomlib/profiles/plan-<model>-<claims>.yaml, outside configs/: writing it "
+        "reruns nothing of the series)",
     )
     pl.add_argument("--no-write", action="store_true", help="print the plan only")
     pl.set_defaults(func=_cmd_plan)
@@ -493,8 +563,8 @@ def _no_permission(exc: PermissionError) -> str:
             "you may read (and write, where tomlib writes: --results DIR, --out FILE), or ask its owner to open it."
         )
     return (
-        f"no permission to use{where} ({exc.strerror or exc}). tomlib writes into the checkout (results/, .tomlib/, "
-        "configs/profiles/): run it as the user who owns the checkout, or point it at a folder you may write "
+        f"no permission to use{where} ({exc.strerror or exc}). tomlib writes into the checkout (results/, .tomlib/): "
+        "run it as the user who owns the checkout, or point it at a folder you may write "
         "(--results DIR, --out FILE for plan, TOMLIB_STORE=FILE for the response store)."
     )
 

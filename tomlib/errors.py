@@ -43,6 +43,43 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
     return f" (did you mean '{close}'?)" if close else ""
 
 
+def edit_distance(a: str, b: str) -> int:
+    """Edits (insert, delete, substitute, swap two neighbours) that make ``a`` into ``b``: ``tabel`` is one from
+    ``table``, where difflib's ratio ranks ``table3`` nearer ``tabel2`` than ``table2_fig2``."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        row = [i]
+        for j, cb in enumerate(b, 1):
+            cost = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cost = min(cost, prev2[j - 2] + 1)
+            row.append(cost)
+        prev2, prev = prev, row
+    return prev[-1]
+
+
+def closest_by_parts(name: str, choices: Iterable[str], sep: str = "_") -> str | None:
+    """The choice whose ``sep``-separated parts come nearest ``name``'s, or None when one of ``name``'s parts is
+    near none of a choice's (each within a third of its length, at least one edit). A choice may have parts the
+    name leaves out (``table2`` finds ``09_coalition_table2_fig2``); the fewest edits wins, then the fewest parts
+    left out, then the first choice."""
+    wanted = [p for p in name.lower().split(sep) if p]
+    best: tuple[int, int, int] | None = None
+    found = None
+    for order, choice in enumerate(choices):
+        parts = [p for p in choice.lower().split(sep) if p]
+        if not wanted or not parts:
+            continue
+        edits = [min(edit_distance(w, p) for p in parts) for w in wanted]
+        if any(e > max(1, len(w) // 3) for e, w in zip(edits, wanted, strict=True)):
+            continue
+        key = (sum(edits), len(parts) - len(wanted), order)
+        if best is None or key < best:
+            best, found = key, choice
+    return found
+
+
 def describe_validation(exc: Any, limit: int = 8) -> str:
     """A pydantic ValidationError in one line: ``field.path: problem; …``."""
     parts = []

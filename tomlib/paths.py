@@ -18,6 +18,9 @@ _MARKER = "pyproject.toml"
 ENV_TABLES_MANIFEST = "TOMLIB_TABLES_MANIFEST"
 """Set by the runner for its kernels: the file in which every table a notebook writes is named (its worker processes
 read it, and import nothing of the report for it)."""
+ENV_UNITS_MANIFEST = "TOMLIB_UNITS_MANIFEST"
+"""Set by the runner for its kernels: the file in which every units table a notebook writes is named with each source
+of its rows (``<paper_id>.<table_id>\t<source>`` a line), so a rerun can clear the sources it no longer writes."""
 
 
 def project_root() -> Path:

@@ -103,3 +103,32 @@ def test_the_written_profile_runs_the_plan_and_nothing_else(isolated: Path, caps
     assert ran == {STEM: "ok"}, ran
     units = pd.read_csv(isolated / "results" / "units" / "coalition.table1.csv")
     assert set(units["source"]) >= {"sim:sim"} and units.loc[units["source"] == "sim:sim", "task_id"].nunique() == 2
+
+
+def test_the_plans_profile_is_written_where_no_stamp_looks(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`plan` wrote into configs/profiles/, which every notebook's stamp hashes, so the next ./reproduce.sh reran all
+    15 notebooks (520 s). Its profile now goes to .tomlib/profiles/ (here TOMLIB_PROFILES), the series' inputs hash is
+    what it was, and `run --profile NAME` finds it. On a copy of configs/ (TOMLIB_CONFIGS): fails on main without
+    writing into the checkout."""
+    import shutil
+
+    from tomlib.paths import project_root
+    from tomlib.runner import _execute, available_profiles, load_profile
+
+    shutil.copytree(project_root() / "configs", isolated / "configs")
+    monkeypatch.setenv("TOMLIB_CONFIGS", str(isolated / "configs"))
+    monkeypatch.setenv("TOMLIB_PROFILES", str(isolated / "state" / "profiles"))
+    monkeypatch.setattr(_execute, "_inputs_cache", {})
+    before = _execute.shared_inputs_hash()
+    _pilot(isolated / "pilot", "llm:local", tasks=2, sd=3.0)
+    assert main(["plan", "--model", "gpt-4o-mini", "--claims", CLAIM, "--pilot", str(isolated / "pilot")]) == 0
+    name = f"plan-gpt-4o-mini-{CLAIM}"
+    assert f"Profile: {isolated / 'state' / 'profiles' / name}.yaml" in capsys.readouterr().out
+    assert sorted(p.name for p in (isolated / "configs" / "profiles").iterdir()) == sorted(
+        p.name for p in (project_root() / "configs" / "profiles").iterdir()
+    )
+    monkeypatch.setattr(_execute, "_inputs_cache", {})
+    assert _execute.shared_inputs_hash() == before
+    assert name in available_profiles() and load_profile(name).notebooks[STEM]

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pandas as pd
 import pytest
 
@@ -144,10 +145,51 @@ def test_explore_draws_only_the_episodes_it_opens_on(formal_runs: tuple[Any, Any
     # every pane made is one the notebook shows: a pane drawn and dropped would stay in its saved widget state
     assert len(made) == 2 and {(p.ref.run_id, p.ref.condition) for p in made} == {(t2.run_id, wanted)}
     assert box.explorer.condition.value == wanted and box.explorer.episode.index == 0
-    placeholder = NOT_DRAWN.format(n=2)  # its 2 episodes are both drawn: no placeholder is made either
-    assert not [k for k in set(_instances) - widgets_before if getattr(_instances[k], "value", None) == placeholder]
+    placeholder = NOT_DRAWN.split(":", 1)[0]  # its 2 episodes are both drawn: no placeholder is made either
+    made = [_instances[k] for k in set(_instances) - widgets_before]
+    assert not [w for w in made if placeholder in str(getattr(w, "value", ""))]
     with pytest.raises(ValueError, match="no episodes of condition 'game9:nobody'"):
         explore([t1], condition="game9:nobody")
+
+
+def test_a_page_without_a_kernel_shows_what_it_holds_and_the_command_for_the_rest(
+    formal_runs: tuple[Any, Any], isolated: Path, stand_in_renderer: Path
+) -> None:
+    """In exported pages the condition dropdown (70 entries in 02), the agent and run dropdowns and the summary's
+    episode list accepted a choice and did nothing, and `tomlib view` pages showed "reload logs". Each is marked as
+    needing a kernel, which a page hides; the page instead says which run and condition it holds and gives the
+    `tomlib view ... --condition` command that writes another, and an episode not drawn names the command with
+    `--episodes`. Fails on main (no such note, the dropdowns unmarked)."""
+    import html
+    import shlex
+
+    from tomlib.runner._execute import export_html
+    from tomlib.widgets._explorer import NEEDS_KERNEL, STATIC_ONLY, STATIC_PAGE_CSS
+    from tomlib.widgets._page import write_page
+
+    t1, _ = formal_runs
+    box = explore([t1], prerender=1)
+    ex = box.explorer
+    summary = box.children[0]
+    for control in (ex.run, ex.condition, ex.agent, ex.reload_button, summary.select):
+        assert NEEDS_KERNEL in control._dom_classes, control
+    assert STATIC_ONLY in ex.not_here._dom_classes and ex.not_here.layout.display == "none"  # a kernel hides it
+    note = ex.not_here.value
+    others = [c for c in ex.condition.options if c != ex.condition.value]
+    assert f"condition <b>{ex.condition.value}</b> (1 of its 3 episodes drawn)" in note and others[0] in note
+    assert f".venv/bin/tomlib view {t1.run_id} --condition NAME" in note
+    undrawn = ex.episodes.children[1].value
+    quoted = html.escape(shlex.quote(ex.condition.value))  # 'memory_1:ToM-0 vs ToM-0', as a shell takes it
+    assert f".venv/bin/tomlib view {t1.run_id} --condition {quoted} --episodes 3" in undrawn
+    ex.condition.value = others[0]  # a kernel redraws the note for the condition chosen
+    assert f"condition <b>{others[0]}</b>" in ex.not_here.value
+
+    page = write_page(t1.run_id, episodes=1).read_text()
+    head = page.split("</head>", 1)[0]
+    assert STATIC_PAGE_CSS in head and "--condition NAME" in page
+    nb = isolated / "nb.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), nb)
+    assert STATIC_PAGE_CSS in export_html(nb).read_text().split("</head>", 1)[0]
 
 
 def test_explore_without_runs_says_so(isolated: Path) -> None:

@@ -19,7 +19,7 @@ import pandas as pd
 
 from tomlib.claims._registry import PAPERS
 from tomlib.errors import TomlibError
-from tomlib.paths import results_dir, write_atomic
+from tomlib.paths import ENV_UNITS_MANIFEST, results_dir, write_atomic
 from tomlib.redact import redact_text
 
 HEAD = ["paper_id", "table_id"]
@@ -74,6 +74,7 @@ def write_units(
     written = []
     for (paper, table), rows in frame.groupby(["paper_id", "table_id"], sort=False):
         rows = rows.astype(str)
+        _note_written(f"{paper}.{table}", rows["source"])
         path = folder / f"{paper}.{table}.csv"
         if path.exists():
             old = _parsed(path, path.read_bytes(), dtype=str)
@@ -88,6 +89,14 @@ def write_units(
         write_atomic(path, redact_text(rows[[*HEAD, *middle, *tail]].to_csv(index=False)))
         written.append(path)
     return written
+
+
+def _note_written(name: str, sources: pd.Series) -> None:
+    """Tell the runner which sources this run wrote into the units table ``name`` (:data:`ENV_UNITS_MANIFEST`)."""
+    manifest = os.environ.get(ENV_UNITS_MANIFEST)
+    if manifest:
+        with open(manifest, "a", encoding="utf-8") as fh:
+            fh.write("".join(f"{name}\t{source}\n" for source in sorted(set(sources))))
 
 
 def read_units(

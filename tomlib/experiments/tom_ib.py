@@ -276,6 +276,8 @@ async def fig5(
             "verification": verification,
             "observation": observation,
         }
+        ours = {"dynamics": "authors", "verification": "authors", "observation": "partial"}  # data/readings/tom_ib.csv
+        meta["reading"] = ", ".join(f"{k}={meta[k]}" for k, v in ours.items() if meta[k] != v) or "default"
         log = RunLog(f"{PAPER_ID}.fig5", results=results, meta=meta)
         run_id = log.run_id
         bar = tqdm(total=len(models) * len(configs) * trials, desc="tom_ib.fig5", disable=not progress)

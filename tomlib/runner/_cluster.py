@@ -25,13 +25,13 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tomlib.errors import UsageError
 from tomlib.llm._budget import ENV_ESTIMATES, ENV_LEDGER, ENV_SPEND_TO_BUDGET
-from tomlib.paths import ENV_TABLES_MANIFEST, environ, scratch_base, store_path, write_atomic
+from tomlib.paths import ENV_TABLES_MANIFEST, ENV_UNITS_MANIFEST, environ, scratch_base, store_path, write_atomic
 from tomlib.runner import _kernels
 from tomlib.runner._papermill import execute_one, kernel_name, skip_iri_grammars
 from tomlib.runshare import ENV_SHARED
@@ -79,6 +79,7 @@ class TaskOutcome:
     responses: bytes = b""  # gzip JSONL transcript of the responses recorded during the task
     ledger: bytes = b""  # the task's budget ledger lines (remote workers only)
     output: str = ""  # where the executed notebook is (the failed copy's path when a good one was kept)
+    units: list[str] = field(default_factory=list)  # ``<units table>\t<source>`` for every source it wrote there
 
 
 def failed_copy(output: str | os.PathLike[str]) -> Path:
@@ -245,6 +246,7 @@ def _task_env(task: NotebookTask, shared: bool, scratch: Path) -> dict[str, str]
     """The variables a task's kernel gets on top of the worker's environment."""
     env = dict(task.env) if shared else {k: v for k, v in task.env.items() if k in PLAIN_VARS}
     env[ENV_TABLES_MANIFEST], env[ENV_RUNS_MANIFEST] = str(scratch / "tables.txt"), str(scratch / "runs.txt")
+    env[ENV_UNITS_MANIFEST] = str(scratch / "units.txt")
     env[ENV_ESTIMATES] = str(scratch / "estimates.txt")
     if not shared and task.env.get(ENV_LEDGER):
         env[ENV_LEDGER] = str(scratch / "ledger.jsonl")
@@ -294,9 +296,11 @@ def execute_task(task: NotebookTask) -> TaskOutcome:
                 compress_finished([Path(line) for line in runs.read_text().split("\n") if line])
             responses = b"" if shared else _recorded_since(started)
         tables = manifest.read_text().split() if manifest.exists() else []
+        units = Path(env[ENV_UNITS_MANIFEST])
         outcome = TaskOutcome(
             status, seconds, error, sorted(set(tables)), host, started, time.time(), shared, responses=responses
         )
+        outcome.units = sorted(set(units.read_text(encoding="utf-8").splitlines())) if units.exists() else []
         if shared:
             outcome.output = str(settle_output(task, status, output))
         else:

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tomlib.errors import UsageError, did_you_mean
+from tomlib.errors import UsageError, closest_by_parts, did_you_mean
 from tomlib.llm import Budget, read_ledger
 from tomlib.llm._budget import ENV_LEDGER, ENV_MAX_TOKENS, ENV_MAX_USD, ENV_SPEND_TO_BUDGET
 from tomlib.paths import (
@@ -46,6 +46,7 @@ from tomlib.runner._models import check_models
 from tomlib.runner._params import check_values
 from tomlib.runner._profiles import Profile, load_profile
 from tomlib.runner._progress import Progress
+from tomlib.runner._stale import clear_stale, units_written
 from tomlib.sandbox import SANDBOX_ENV, sandbox_mode
 from tomlib.trace._runs import remove_stale_attempts
 
@@ -90,12 +91,17 @@ def find_notebooks(names: Sequence[str] = (), directory: str | os.PathLike[str] 
 
 
 def _closest_notebook(name: str, series: Sequence[Path]) -> str:
-    """`` (did you mean '01'?)`` for ``1``; else the closest number prefix or stem of the series."""
+    """`` (did you mean '01'?)`` for ``1``; else the stem whose parts are nearest the name's, its number one of them
+    (``09_coalition_tabel2`` is ``09_coalition_table2_fig2``, not ``10_coalition_table3``), else difflib's closest."""
     prefixes = [s.stem.split("_", 1)[0] for s in series]
     padded = str(int(name)).zfill(2) if name.isdigit() else ""
     if padded in prefixes and padded != name:
         return f" (did you mean '{padded}'?)"
-    return did_you_mean(name, [*prefixes, *(s.stem for s in series)]) if not name.isdigit() else ""
+    if name.isdigit():
+        return ""
+    stems = [s.stem for s in series]
+    near = closest_by_parts(name, stems)
+    return f" (did you mean '{near}'?)" if near else did_you_mean(name, [*prefixes, *stems])
 
 
 def results_for_run(
@@ -288,14 +294,13 @@ def export_html(notebook: Path) -> Path:
     import nbformat
     from nbconvert import HTMLExporter
 
-    from tomlib.widgets._explorer import NEEDS_KERNEL
+    from tomlib.widgets._explorer import STATIC_PAGE_CSS
     from tomlib.widgets._page import with_fallbacks
 
     nb = nbformat.read(notebook, as_version=4)
     body, _ = HTMLExporter(**page_scripts(notebook.parent)).from_notebook_node(nb)
     body = with_fallbacks(body, nb)
-    hide = f"<style>.{NEEDS_KERNEL}{{display:none !important}}</style>"  # a saved page has no kernel
-    body = body.replace("</head>", hide + "</head>", 1)
+    body = body.replace("</head>", STATIC_PAGE_CSS + "</head>", 1)  # a saved page has no kernel
     body = shared_styles(body, notebook.parent)
     out = notebook.with_suffix(".html")
     write_atomic(out, portable(redact_text(body)))
@@ -577,6 +582,11 @@ def _run_plan(
                     task.key, status, round(outcome.seconds, 2), error, str(output), outcome.tables, spent
                 )
                 stamp = {**asdict(result), "inputs": p.digest, "profile": prof.name, "parameters": p.params}
+                stamp["units"] = units_written(outcome.units)
+                if status == "ok":  # what its last run wrote and this one did not: no executed notebook made it
+                    res = p.stamp.parent.parent
+                    for line in clear_stale(res, task.key, outcome.tables, stamp["units"], p.previous):
+                        bar.say(f"{task.key}: removed {line}, which this run no longer writes")
                 stamp["sandbox"] = os.environ[SANDBOX_ENV]
                 stamp.update(host=outcome.host, started=outcome.started, finished=outcome.finished)
                 good = last_good(p.previous)

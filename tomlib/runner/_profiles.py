@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tomlib.errors import ConfigFileError, describe_validation, load_yaml
 from tomlib.llm import Budget
-from tomlib.paths import configs_dir
+from tomlib.paths import configs_dir, project_root
 
 
 class Profile(BaseModel):
@@ -61,22 +61,32 @@ class Profile(BaseModel):
 
 
 def profiles_dir() -> Path:
+    """The profiles of the project (``configs/profiles/``): part of every notebook's stamp, as all of ``configs/``."""
     return configs_dir() / "profiles"
 
 
+def written_profiles_dir() -> Path:
+    """The profiles tomlib writes for you (``tomlib plan``): ``.tomlib/profiles/``, which no stamp hashes, so writing
+    one reruns nothing of the series (``TOMLIB_PROFILES`` overrides)."""
+    env = os.environ.get("TOMLIB_PROFILES")
+    return Path(env).resolve() if env else project_root() / ".tomlib" / "profiles"
+
+
 def available_profiles() -> list[str]:
-    return sorted(p.stem for p in profiles_dir().glob("*.yaml"))
+    return sorted({p.stem for folder in (profiles_dir(), written_profiles_dir()) for p in folder.glob("*.yaml")})
 
 
 def load_profile(name: str | os.PathLike[str]) -> Profile:
-    """A profile by name (``default``, ``smoke``, ``full``) or by YAML path."""
+    """A profile by name (``default``, ``smoke``, ``full``, one ``tomlib plan`` wrote) or by YAML path."""
     path = Path(name)
-    if not path.suffix:
+    if path.suffix not in (".yaml", ".yml") and len(path.parts) == 1:  # a name, dots and all (plan-…-coalition.x)
         path = profiles_dir() / f"{name}.yaml"
+        if not path.exists() and (written_profiles_dir() / f"{name}.yaml").exists():
+            path = written_profiles_dir() / f"{name}.yaml"
     if not path.exists():
         raise ConfigFileError(
-            f"No profile '{name}'. Available: {', '.join(available_profiles()) or '(none)'} in {profiles_dir()}, "
-            "or give the path of a YAML file."
+            f"No profile '{name}'. Available: {', '.join(available_profiles()) or '(none)'} in {profiles_dir()} "
+            f"and {written_profiles_dir()}, or give the path of a YAML file."
         )
     raw = load_yaml(path, "profile")
     shape = "a mapping with `parameters:`, and optionally `notebooks:`, `skip:` and `budget:`"

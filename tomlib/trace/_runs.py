@@ -88,6 +88,27 @@ def run_facts(run: RunInfo) -> tuple[dict[str, Any], list[str]]:
     return (dict(start) if isinstance(start, dict) else {}), []
 
 
+def run_source(start: dict[str, Any]) -> str:
+    """Where a run's rows come from, as its ``run_start`` says: its ``source``, else its model(s), else ``-``."""
+    if start.get("source"):
+        return str(start["source"])
+    models = start.get("models") or ([start["model"]] if start.get("model") else [])
+    return f"model {','.join(map(str, models))}" if models else "-"
+
+
+def run_reading(start: dict[str, Any]) -> str:
+    """Which of our readings a run played under, as its ``run_start`` says (``reading``: ``default``, or what it
+    departs from, ``prefer=none``). A log written before runs said so: the stand-in's variant, else ``other`` for a
+    run that logged no steps (only the runs of a table under another reading do), else ``default``."""
+    said = start.get("reading")
+    if isinstance(said, str) and said:
+        return said
+    variant = start.get("variant")
+    if isinstance(variant, str) and variant:
+        return "default" if "(default)" in variant else variant
+    return "other" if start.get("detail_episodes") == 0 else "default"
+
+
 def _run_time(run: RunInfo) -> float:
     """When the run started: the UTC stamp in its id (``<experiment>-YYYYmmdd-HHMMSS-xxxx``), else its mtime."""
     try:

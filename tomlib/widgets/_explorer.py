@@ -27,13 +27,30 @@ UNITS = {"point": "points", "time": "steps", "health": "health"}
 SHOWN = 8
 """Conditions named at most in the error for one the runs do not hold."""
 NOT_DRAWN = (
-    "<div style='padding:8px;color:#777'>This episode is drawn when it is selected in a running kernel. "
-    "In an exported page, the first {n} episodes of the opening condition are drawn.</div>"
+    "<div style='padding:8px;color:#777'>This episode is not in this page: only the first {n} of this condition are. "
+    "In a running kernel it is drawn when selected; <code>{command}</code> writes a page with all {total}.</div>"
 )
 
 
 NEEDS_KERNEL = "tomlib-needs-kernel"  # CSS class of controls that do nothing without a kernel
+STATIC_ONLY = "tomlib-static-only"  # CSS class of what only a page without a kernel shows (what it does not hold)
 FALLBACK = "tomlib-fallback"  # CSS class of the plain-HTML step shown where the widgets cannot be drawn
+STATIC_PAGE_CSS = f"<style>.{NEEDS_KERNEL}{{display:none !important}}.{STATIC_ONLY}{{display:block !important}}</style>"
+"""What a page without a kernel (an exported notebook, a ``tomlib view`` page) puts in its head: the controls that
+need Python go, and the note of what the page does not hold, with the command that writes it, shows."""
+VIEW = ".venv/bin/tomlib view"
+
+
+def view_command(run: str, condition: str | None = None, episodes: int | None = None) -> str:
+    """The ``tomlib view`` command that writes a page of ``run`` opened on ``condition`` with ``episodes`` drawn."""
+    import shlex
+
+    words = [VIEW, shlex.quote(run)]
+    if condition is not None:
+        words += ["--condition", shlex.quote(condition)]
+    if episodes is not None:
+        words += ["--episodes", str(episodes)]
+    return " ".join(words)
 
 
 def _as_trace(runs: Trace | pd.DataFrame | Iterable[Any] | None, results: str | None) -> Trace:
@@ -99,6 +116,7 @@ class TraceExplorer(W.VBox):
         self._refs: list[EpisodeRef] = []
         self._quiet = False
         listed = self.trace.runs()
+        self._run_ids = [str(r) for r in listed["run_id"]]
         self.start = self.first_ref(conditions)
         self.run = W.Dropdown(
             options=list(zip(listed["label"], listed["run_id"], strict=True)),
@@ -112,6 +130,10 @@ class TraceExplorer(W.VBox):
         self.agent = W.Dropdown(options=[ALL_AGENTS], description="agent")
         self.episodes = W.Stack([])
         self.status = W.HTML()
+        self.not_here = W.HTML(layout=W.Layout(display="none"))  # shown by a page without a kernel only
+        self.not_here.add_class(STATIC_ONLY)
+        for control in (self.run, self.condition, self.agent):  # choosing one draws in Python: a page cannot
+            control.add_class(NEEDS_KERNEL)
         W.jslink((self.episode, "index"), (self.episodes, "selected_index"))
         self.run.observe(lambda _: self._quiet or self._on_run(), "value")
         self.condition.observe(lambda _: self._quiet or self._on_condition(), "value")
@@ -123,7 +145,9 @@ class TraceExplorer(W.VBox):
         self.reload_button.on_click(lambda _: self.reload())
         self.reload_button.add_class(NEEDS_KERNEL)  # an exported page hides it: there is no kernel to reload with
         self.reload_button.layout.display = None if self._load else "none"
-        controls = W.VBox([W.HBox([self.run, self.agent, self.reload_button]), self.condition, self.episode])
+        controls = W.VBox(
+            [W.HBox([self.run, self.agent, self.reload_button]), self.condition, self.not_here, self.episode]
+        )
         super().__init__([controls, self.status, self.episodes])
         if len(listed):
             self._on_run(None if self.start is None else self.start.condition)
@@ -137,6 +161,7 @@ class TraceExplorer(W.VBox):
         run, condition, episode = self.run.value, self.condition.value, self.episode.index
         self.trace = self._load()
         runs = self.trace.runs()
+        self._run_ids = [str(r) for r in runs["run_id"]]
         self._quiet = True
         self.run.options = list(zip(runs["label"], runs["run_id"], strict=True))
         self._quiet = False
@@ -188,8 +213,13 @@ class TraceExplorer(W.VBox):
         # one placeholder widget shared by every undrawn episode: a run of thousands of episodes opens without
         # building thousands of widgets (a Stack may hold the same child more than once)
         children: list[W.Widget] = [self._pane(i) for i in range(min(self.prerender, len(self._refs)))]
-        if len(self._refs) > self.prerender:  # made only when used: a widget made is saved with the notebook
-            children += [W.HTML(NOT_DRAWN.format(n=self.prerender))] * (len(self._refs) - self.prerender)
+        run, condition, total = str(self.run.value), str(self.condition.value), len(self._refs)
+        if total > self.prerender:  # made only when used: a widget made is saved with the notebook
+            command = html.escape(view_command(run, condition, total))
+            children += [W.HTML(NOT_DRAWN.format(n=self.prerender, command=command, total=total))] * (
+                total - self.prerender
+            )
+        self.not_here.value = self._not_here(run, condition)
         self.episodes.children = children
         self.episode.options = [
             (
@@ -208,6 +238,24 @@ class TraceExplorer(W.VBox):
             f"<span style='color:#555'>{len(self._refs)} episode(s) · {len(self.trace):,} events loaded · "
             f"run {html.escape(str(self.run.value))}</span>"  # a run id is what its log says
         )
+
+    def _not_here(self, run: str, condition: str) -> str:
+        """What a page without a kernel says of itself: the run and condition it holds, and the command that writes a
+        page of another condition (or run), since its dropdowns would do nothing there."""
+        others = [c for c in self.condition.options if c != condition]
+        runs = [r for r in self._run_ids if r != run]
+        said = (
+            f"This page holds run <code>{html.escape(run)}</code>, condition <b>{html.escape(condition)}</b>"
+            f" ({min(self.prerender, len(self._refs))} of its {len(self._refs)} episodes drawn)."
+        )
+        if others:
+            listed = ", ".join(html.escape(c) for c in others[:SHOWN])
+            listed += f", … ({len(others)} in all)" if len(others) > SHOWN else ""
+            command = html.escape(view_command(run, "NAME"))
+            said += f" Its other conditions are not in it ({listed}): <code>{command}</code> writes a page of one."
+        if runs:
+            said += f" Other runs: <code>{html.escape(view_command('RUN'))}</code> (<code>tomlib runs list</code>)."
+        return f"<div style='color:#555;padding:4px 0'>{said}</div>"
 
     def _on_episode(self, change: dict[str, Any]) -> None:
         self.episodes.selected_index = change["new"]
@@ -308,9 +356,9 @@ class SummaryView(W.VBox):
         self.plot = W.Output()
         self.select = W.Select(options=[], value=None, description="open", layout=W.Layout(width="460px"))
         self.select.observe(self._open, "value")
-        hint = W.HTML(
-            "<span style='color:#555'>Pick an episode to open it in the explorer below (needs a kernel).</span>"
-        )
+        hint = W.HTML("<span style='color:#555'>Pick an episode to open it in the explorer below.</span>")
+        for control in (hint, self.select):  # opening one draws it in Python: a page without a kernel cannot
+            control.add_class(NEEDS_KERNEL)
         super().__init__([self.plot, hint, self.select])
         explorer.run.observe(lambda _: self.draw(), "value")
         self.draw()

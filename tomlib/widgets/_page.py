@@ -73,7 +73,7 @@ def write_page(
     its first), with the first ``episodes`` episodes of that condition drawn and playable in the page."""
     from ipywidgets.embed import embed_minimal_html
 
-    from tomlib.widgets._explorer import explore
+    from tomlib.widgets._explorer import STATIC_PAGE_CSS, explore
 
     run_id = find_run(run, results)
     path = Path(out) if out else results_dir(results) / "views" / f"{run_id}.html"
@@ -84,7 +84,8 @@ def write_page(
     page = io.StringIO()
     title = html.escape(f"tomlib run {run_id}")  # a run id is a folder's name: ipywidgets puts the title in as is
     embed_minimal_html(page, views=[box], title=title, requirejs=False, embed_url=url, cors=False)
-    write_atomic(path, portable(redact_text(page.getvalue())))  # a link planted at the page's path is replaced
+    text = page.getvalue().replace("</head>", STATIC_PAGE_CSS + "</head>", 1)  # no kernel: no controls that need one
+    write_atomic(path, portable(redact_text(text)))  # a link planted at the page's path is replaced
     return path
 
 

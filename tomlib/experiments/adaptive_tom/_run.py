@@ -203,7 +203,13 @@ async def _run_table(
         experiment,
         run_id=run_id,
         results=results,
-        meta={"model": setup.model, "source": setup.source, "episodes": episodes, "seed": seed},
+        meta={
+            "model": setup.model,
+            "source": setup.source,
+            "reading": setup.reading(),
+            "episodes": episodes,
+            "seed": seed,
+        },
         detail_episodes=detail_episodes if setup.model == "formal" and setup.chat is None else None,
     )
     setup.connect(log)

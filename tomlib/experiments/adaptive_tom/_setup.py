@@ -125,6 +125,27 @@ class Setup:
             out["prefer"] = str(getattr(game, "prefer", "")) if formal else ""
         return out
 
+    def reading(self) -> str:
+        """The readings this setup departs from, as a run's log says it (``tie_break=shared(ε=0)``, ``prefer=none``),
+        or ``default``: what ``tomlib runs list`` shows and ``tomlib view EXPERIMENT`` opens the default's run by."""
+        formal = self.model == "formal"
+        parts = []
+        if formal and self.tie_break != "independent":
+            parts.append(f"tie_break={self.tie_break}(ε={self.tie_epsilon:g})")
+        if formal and self.prefer:
+            parts.append(f"prefer={self.prefer}")
+        if formal and self.expert_prediction != "draw":
+            parts.append(f"expert_prediction={self.expert_prediction}")
+        if not formal and self.llm_history != HISTORY_STEPS:
+            parts.append(f"llm_history={self.llm_history}")
+        if self.carry_losses:
+            parts.append("carry_losses=True")
+        if self.ppo_member is not None:
+            parts.append(f"ppo_member={self.ppo_member}")
+        if self.ppo_deterministic:
+            parts.append("ppo_deterministic=True")
+        return ", ".join(parts) or "default"
+
     @property
     def source(self) -> str:
         base = "formal" if self.model == "formal" else source_of(self.model)

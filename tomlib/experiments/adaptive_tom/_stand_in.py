@@ -63,7 +63,7 @@ async def stand_in_sensitivity(
     try:
         for label, options in variants.items():
             setup = Setup(pbt="ppo-selfplay", **options)
-            meta = {"source": setup.source, "variant": label}
+            meta = {"source": setup.source, "variant": label, "reading": setup.reading()}
             log = RunLog(
                 f"{PAPER_ID}.table3_stand_in", results=results, meta=meta, detail_episodes=READING_DETAIL_EPISODES
             )

@@ -330,7 +330,7 @@ async def table3(
         f"{PAPER_ID}.table3",
         run_id=run_id,
         results=results,
-        meta={"model": model, "source": setup.source, "episodes": episodes},
+        meta={"model": model, "source": setup.source, "reading": setup.reading(), "episodes": episodes},
         detail_episodes=detail_episodes if setup.model == "formal" and setup.chat is None else None,
     )
     setup.connect(log)
