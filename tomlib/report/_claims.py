@@ -60,7 +60,6 @@ GRID_LEGEND = (
 )
 
 
-
 def grid_legend_html() -> str:
     """:data:`GRID_LEGEND` with each verdict's colour as a swatch (a page may have no emoji font)."""
     out = html.escape(GRID_LEGEND)
