@@ -86,9 +86,26 @@ def topics(docs: Path) -> list[str]:
     return [t for t in TOPICS if t in have] + sorted(have - set(TOPICS))
 
 
+FOREST = "figures/claims.*.png"
+"""REPORT's forest plots (effect and CI per claim and source), one per paper, relative to the results folder."""
+
+
+def forests(results: Path, shown: str) -> list[str]:
+    """The forest plots the landing page adds below the glance: each paper's that ``shown`` does not show already."""
+    plots = sorted(results.glob(FOREST))
+    return [
+        f"![The claims of {p.stem.split('.', 1)[1]}: effect and 95% CI per source, the paper's effect marked]"
+        f"(figures/{p.name})"
+        for p in plots
+        if f"figures/{p.name}" not in shown
+    ]
+
+
 def landing(results: Path, chapter_stems: Sequence[str], topic_stems: Sequence[str]) -> str:
-    """The landing page: the claims at a glance, where to read the detail, and the navigation (chapters, then
-    topics)."""
+    """The landing page: the claims at a glance, each paper's forest plot, where to read the detail, and the
+    navigation (chapters, then topics)."""
+    top = glance(results).strip()
+    plots = forests(results, top)
     toc = ["```{toctree}", ":hidden:", ":caption: Chapters", ":maxdepth: 1", ""]
     toc += [f"notebooks/{s}" for s in chapter_stems] + ["```", ""]
     toc += ["```{toctree}", ":hidden:", ":caption: Topics", ":maxdepth: 1", ""]
@@ -102,8 +119,9 @@ def landing(results: Path, chapter_stems: Sequence[str], topic_stems: Sequence[s
             "replay, sweep and teach it. The detail of every verdict below is in",
             '<a href="../REPORT.html">REPORT.html</a>, beside this book.',
             "",
-            glance(results).strip(),
+            top,
             "",
+            *(["## The claims' effects beside the paper's", "", *plots, ""] if plots else []),
             *toc,
         ]
     )
@@ -122,6 +140,9 @@ def stage(results: Path, into: Path, root: Path | None = None) -> list[str]:
         for old, new in LINKS.items():
             text = text.replace(f"]({old})", f"]({new})")
         (into / "docs" / page.name).write_text(text, encoding="utf-8")
+    for plot in results.glob(FOREST):  # where REPORT's image links expect them, relative to the results folder
+        (into / "figures").mkdir(exist_ok=True)
+        shutil.copy2(plot, into / "figures" / plot.name)
     for rel in INCLUDED:
         if (root / rel).exists():
             (into / rel).parent.mkdir(parents=True, exist_ok=True)
