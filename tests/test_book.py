@@ -133,6 +133,7 @@ def test_the_book_opens_from_disk_offline(offline_series: dict[str, Any], tmp_pa
         blocked: list[str] = []
         browser, page = open_offline(p, chromium, index, blocked)
         page.on("pageerror", lambda e: blocked.append(f"page error: {e}"))
+        page.on("requestfailed", lambda r: blocked.append(f"missing: {r.url}"))  # a file the book should ship
         assert page.locator("h1").first.inner_text().startswith("The claims at a glance")
         forest = page.locator("img[src*='claims.adaptive_tom']")  # a forest plot, loaded
         forest.scroll_into_view_if_needed()

@@ -208,7 +208,8 @@ def config(static: Path, mathjax: bool, widgets: bool) -> dict[str, object]:
 
 def _finish(out: Path, results: Path, staged: Path) -> None:
     """What Sphinx does not do: each chapter's plain-HTML fallback after its explorer widget (as the exported
-    notebooks have it), and the renderer's icon fonts where it asks for them, beside the chapters."""
+    notebooks have it), the renderer's icon fonts where it asks for them, beside the chapters, and none of the theme's
+    files that no page reads (source maps, translation catalogs)."""
     import nbformat
 
     from tomlib.widgets._page import with_fallbacks
@@ -217,6 +218,9 @@ def _finish(out: Path, results: Path, staged: Path) -> None:
         nb = staged / "notebooks" / f"{page.stem}.ipynb"
         if nb.exists():
             page.write_text(with_fallbacks(page.read_text(encoding="utf-8"), nbformat.read(nb, as_version=4)))
+    for source_map in (out / "_static").rglob("*.map"):  # for debuggers: 3 MB no page asks for
+        source_map.unlink()
+    shutil.rmtree(out / "_static" / "locales", ignore_errors=True)  # the theme's catalogs, read at build time
     fonts = results / "notebooks" / WIDGETS
     for font in [*fonts.rglob("*.woff2"), *fonts.rglob("*.woff")] if fonts.is_dir() else []:
         into = out / "notebooks" / WIDGETS / font.relative_to(fonts)
