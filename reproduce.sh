@@ -2,11 +2,13 @@
 # tomlib's two commands:
 #   ./reproduce.sh        set up .venv (first time only), then execute the notebook series offline into results/
 #   ./reproduce.sh test   the same setup plus the `local` model, dev tools and a headless browser, then ruff and tests
-# and one for classes:
+# and two more:
 #   ./reproduce.sh lab    open a working copy of the notebooks (classroom/) in JupyterLab, on the project's environment;
 #                         class work writes into classroom/results, never into results/
-# Extra arguments go to the runner (e.g. `./reproduce.sh --profile full 01`), to pytest (`./reproduce.sh test -k llm`)
-# or to JupyterLab (`./reproduce.sh lab --no-browser --port 8890`).
+#   ./reproduce.sh docs   build the book of the series into results/book/ from the executed notebooks (run the series
+#                         first; nothing is executed again); it opens from disk, offline
+# Extra arguments go to the runner (e.g. `./reproduce.sh --profile full 01`), to pytest (`./reproduce.sh test -k llm`),
+# to JupyterLab (`./reproduce.sh lab --no-browser --port 8890`) or to `tomlib book` (`./reproduce.sh docs --out DIR`).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -144,10 +146,10 @@ not_a_command() {
   local word=$1 c
   [[ $word == -* || $word == run ]] && return 0
   compgen -G "notebooks/${word}*.ipynb" >/dev/null || compgen -G "notebooks/*${word}*.ipynb" >/dev/null && return 0
-  for c in test lab help run; do
+  for c in test lab docs help run; do
     if (( $(edits "$word" "$c") <= 1 )); then
       echo "reproduce.sh: '$word' is not a command or a notebook (did you mean '$c'?). Commands: run (the default)," \
-        "test, lab, help; anything else goes to \`tomlib run\` (e.g. ./reproduce.sh 01)." >&2
+        "test, lab, docs, help; anything else goes to \`tomlib run\` (e.g. ./reproduce.sh 01)." >&2
       exit 2
     fi
   done
@@ -157,7 +159,7 @@ cmd=${1:-run}
 case "$cmd" in
   test)
     shift
-    ensure_deps "dev,local,lab"
+    ensure_deps "dev,local,lab,docs"  # docs: the browser test builds the book
     ensure_confseq
     export TOMLIB_REQUIRE_LOCAL=1  # the live zero-key path must be exercised, never skipped
     ensure_browser
@@ -178,8 +180,13 @@ case "$cmd" in
     # into classroom/results and their own response store (TOMLIB_RESULTS, TOMLIB_STORE), never into results/
     exec "$VENV/bin/python" -m tomlib.classroom "${root_ok[@]}" "$@"
     ;;
+  docs)
+    shift
+    ensure_deps "docs"  # Sphinx and MyST-NB: only this command installs them
+    exec "$VENV/bin/python" -m tomlib book "$@"
+    ;;
   -h|--help|help)
-    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
     ;;
   *)
     not_a_command "$cmd"

@@ -30,7 +30,7 @@ def _norm(req: str) -> tuple[str, str]:
 def test_environment_yml_agrees_with_pyproject() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     wanted = {_norm(r) for r in project["dependencies"]}
-    for extra in ("dev", "local", "lab"):
+    for extra in ("dev", "local", "lab", "docs"):
         wanted |= {_norm(r) for r in project["optional-dependencies"][extra]}
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     have: set[tuple[str, str]] = set()

@@ -37,7 +37,9 @@ pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
-"""README and the docs pages it sends a reader to: their commands are held to the same rules."""
+"""README and the docs pages it sends a reader to (the book's topic pages): their commands are held to the same rules.
+The files the pages include in the book are held elsewhere: ``notebooks/README.md``'s class plan by
+``tests/test_class_plan.py``, ``benchmarks/RESULTS.md`` (generated) by ``tests/test_benchmark_results.py``."""
 TOMLIB = ".venv/bin/tomlib"
 
 RUN = (  # prefixes of the commands run here: cheap, offline, on the tmp results folder and store
@@ -58,6 +60,7 @@ SKIP = {  # prefix: why it is not run here (its arguments are still checked agai
     (".venv/bin/dask",): "a scheduler or worker of a cluster of machines, with TLS certificates",
 }
 LANGUAGES = {"bash", "python", "yaml", "text", ""}  # a block labelled otherwise (sh, console) would escape the test
+DIRECTIVES = {"{include}"}  # MyST directives of the book's pages: their bodies are options, not commands
 COMMAND_LIKE = re.compile(r"^\s*(\$ |\./|\.venv/|python|tomlib\s|pip\s|export\s|mamba\s|conda\s)")
 BARE_PYTHON = re.compile(r"(?<![\w/.-])python3?(\.\d+)? -m tomlib")
 
@@ -119,6 +122,8 @@ def test_every_readme_command_is_run_or_skipped_and_none_needs_activation() -> N
     for doc in DOCS:
         text, where = doc.read_text(), doc.relative_to(ROOT)
         for b in blocks(text):
+            if b.language in DIRECTIVES:
+                continue
             if b.language not in LANGUAGES:
                 problems.append(f"{where}:{b.line}: a ```{b.language} block: label commands `bash`, output `text`")
             elif b.language in ("text", "") and any(COMMAND_LIKE.match(x) for x in b.body.splitlines()):

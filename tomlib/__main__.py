@@ -1,5 +1,5 @@
-"""Command line: ``.venv/bin/tomlib run | sweep | cache | report | view | runs | models`` (``python -m tomlib``
-in the project's environment)."""
+"""Command line: ``.venv/bin/tomlib run | sweep | cache | report | view | runs | models | plan | book``
+(``python -m tomlib`` in the project's environment)."""
 
 from __future__ import annotations
 
@@ -209,6 +209,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     print(build_report(args.results))
     return 0
+
+
+def _cmd_book(args: argparse.Namespace) -> int:
+    from tomlib.book import main as book
+
+    return book(args.results, args.out)
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
@@ -484,6 +490,13 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="rebuild results/REPORT.md and REPORT.html")
     rep.add_argument("--results", default=None)
     rep.set_defaults(func=_cmd_report)
+
+    bk = sub.add_parser(
+        "book", help="build the book of the series (results/book/) from the executed notebooks, running none again"
+    )
+    bk.add_argument("--out", default=None, help="the book's folder (default: results/book)")
+    bk.add_argument("--results", default=None)
+    bk.set_defaults(func=_cmd_book)
 
     vw = sub.add_parser("view", help="write a run's explorer as a page that opens without Jupyter or the internet")
     vw.add_argument(

@@ -402,11 +402,11 @@ def _remote(scheduler: str) -> Iterator[Any]:
     from distributed import Client
     from distributed.security import Security
 
-    security = Security()  # dask's configuration: distributed.comm.tls.* (see docs/running.md, "One engine")
+    security = Security()  # dask's configuration: distributed.comm.tls.* (see docs/sweeps.md, "One engine")
     if not scheduler.startswith("tls://") or not security.require_encryption:
         print(
             f"tomlib: the scheduler at {scheduler} is not a tls:// address with required encryption in dask's "
-            "configuration, so anyone who can reach it can run code as its workers; see docs/running.md for TLS.",
+            "configuration, so anyone who can reach it can run code as its workers; see docs/sweeps.md for TLS.",
             file=sys.stderr,
         )
     try:
