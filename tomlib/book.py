@@ -46,7 +46,6 @@ LINKS = {"../benchmarks/RESULTS.md": "performance.md"}
 """Links of the topic pages to files the book shows inside another page, and the page that shows them."""
 MATHJAX = "mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"  # as the exported notebooks load it, from _static/
 WIDGETS = "@jupyter-widgets"  # the renderer asks for its icon fonts in this folder beside the page
-REPORT_STOP = "## Notebooks"
 CSS = """
 .tomlib-needs-kernel { display: none !important; }  /* a static page has no kernel to answer these controls */
 .widget-subarea:not(:empty) ~ .tomlib-fallback { display: none; }  /* the plain step, once the widget is drawn */
@@ -54,18 +53,13 @@ CSS = """
 
 
 def glance(results: Path) -> str:
-    """The landing page's claims at a glance: ``results/glance.md`` (a verdict grid per paper, written with REPORT)
-    when the run wrote one, else the top of ``REPORT.md`` up to its notebooks, without its title. Links into REPORT
-    (``#anchor``) are sent to ``REPORT.html`` beside the book."""
+    """The landing page's claims at a glance: ``results/glance.md``, the verdict grid per paper that REPORT's build
+    writes (a results folder whose REPORT predates it says how to write it). Links into REPORT (``#anchor``) are sent
+    to ``REPORT.html`` beside the book."""
     grid = results / "glance.md"
-    if grid.exists():
-        text = grid.read_text(encoding="utf-8")
-    else:
-        report = results / "REPORT.md"
-        if not report.exists():
-            return "No REPORT yet: `./reproduce.sh` writes it.\n"
-        text = report.read_text(encoding="utf-8").split(f"\n{REPORT_STOP}", 1)[0]
-        text = re.sub(r"\A# [^\n]*\n", "", text)
+    if not grid.exists():
+        return "No verdict grid in these results yet: `.venv/bin/tomlib report` (or `./reproduce.sh`) writes it.\n"
+    text = grid.read_text(encoding="utf-8")
     return re.sub(r"\[([^\]]*)\]\(#([^)\s]+)\)", r'<a href="../REPORT.html#\2">\1</a>', text)
 
 
