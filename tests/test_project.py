@@ -146,3 +146,16 @@ def test_configured_models_load_and_hold_no_keys() -> None:
     assert "local" in models and models["local"].kind == "local"
     for cfg in models.values():
         assert cfg.api_key_env is None or re.fullmatch(r"[A-Z][A-Z0-9_]*", cfg.api_key_env)
+
+
+def test_readme_is_a_newcomers_path_that_cites_the_papers() -> None:
+    """At most 150 lines (it was 929 and the project's changelog), the three papers cited with their public address,
+    and no prerequisite it does not state: the main job needs no compiler (confseq builds for tests and waves only)."""
+    from tomlib.claims import PAPERS, paper_info
+
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 150
+    for paper in PAPERS:
+        info = paper_info(paper)
+        assert info.address and f"]({info.address})" in readme, paper
+    assert "No compiler" in readme and "g++" in readme.split("./reproduce.sh test` adds", 1)[1]
