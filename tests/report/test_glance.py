@@ -40,7 +40,7 @@ def test_the_grid_has_a_cell_per_claim_and_source_and_marks_the_readings_a_verdi
     assert grid.loc["C1", "formal"] == "🟩 supported ⚑ trust=uniform, blocking=any"
     assert grid.loc["C1", "llm:local"] == "⬜ not run"
     assert grid.loc["C2", "llm:local"] == "🟨 inconclusive"
-    page = grid_html("coalition", frame, "claim-coalition")
+    page = grid_html("coalition", frame, "#claim-coalition")
     assert "href='#claim-coalition-C1'" in page and "background:#d4edda'>supported ⚑ trust=uniform" in page
     assert claims_tally("coalition", frame) == "formal: 1 supported (0 firm) · llm:local: 1 inconclusive"
     assert is_firm(frame.iloc[1]) and not is_firm(frame.iloc[0])
@@ -109,7 +109,9 @@ def test_reports_grid_is_claims_csv_cell_for_cell(offline_series: dict) -> None:
                     if s == source and num[0] == paper_info(p).prefix and c.split(" ⚑ ")[0].endswith(v)
                 )
                 assert (f"{n} {v}" in said.group(1)) if n else (v not in (said.group(1) if said else "")), (p, row)
-    assert (res / "glance.md").read_text().count("| # | claim |") == report.count("### At a glance")
+    glance = (res / "glance.md").read_text()  # the book's: HTML grids, their numbers linking into REPORT.html
+    assert glance.count("<table class='grid'>") == report.count("### At a glance")
+    assert "href='../REPORT.html#claim-coalition-C1'" in glance
     # cited by table and public address; no line of a paper file the reader does not have
     assert not re.search(r"\.txt:\d+", report) and "arXiv:2603.16264" in report
     # claims.csv: counts as integers, floats without binary noise

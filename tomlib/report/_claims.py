@@ -114,7 +114,7 @@ def grid_frame(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
 
 def grid_html(paper_id: str, verdicts: pd.DataFrame, anchor: str) -> str:
     """:func:`verdict_grid` as an HTML table, each cell coloured by its verdict, each number a link to the claim's
-    row in the detail table (``#<anchor>-<number>``)."""
+    row in the detail table (``<anchor>-<number>``: ``#claim-coalition-C1``, or a page's, ``../REPORT.html#...``)."""
     sources, rows = verdict_grid(paper_id, verdicts)
     head = "".join(f"<th>{html.escape(s)}</th>" for s in ["#", "claim", *sources])
     body = []
@@ -123,7 +123,7 @@ def grid_html(paper_id: str, verdicts: pd.DataFrame, anchor: str) -> str:
             f"<td style='background:{VERDICT_COLOURS.get(c.verdict, ('', '#fff'))[1]}'>{html.escape(c.text[2:])}</td>"
             for c in cells
         )
-        link = f"<a href='#{anchor}-{html.escape(number)}'>{html.escape(number)}</a>"
+        link = f"<a href='{html.escape(anchor)}-{html.escape(number)}'>{html.escape(number)}</a>"
         body.append(f"<tr><td>{link}</td><td>{html.escape(label)}</td>{tds}</tr>")
     return f"<table class='grid'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 

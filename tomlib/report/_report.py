@@ -477,14 +477,15 @@ def provenance(root: Path, table: str, stamps: dict[str, dict[str, object]]) -> 
     return origin, None
 
 
-def _glance_part(paper_id: str, verdicts: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """The paper's claims by source at a glance: the verdict grid, its legend and its counts."""
+def _glance_part(paper_id: str, verdicts: pd.DataFrame, page: str = "") -> tuple[list[str], list[str]]:
+    """The paper's claims by source at a glance: the verdict grid, its legend and its counts; in HTML each claim's
+    number links to its row in ``page`` (this page when empty)."""
     grid = grid_frame(paper_id, verdicts)
     if grid.empty:
         return [], []
     counts = f"Per source: {claims_tally(paper_id, verdicts)} ({FIRM})."
     md = [_md_table(grid), "", GRID_LEGEND + ".", "", counts, ""]
-    hs = [grid_html(paper_id, verdicts, f"claim-{paper_id}"), f"<p>{grid_legend_html()}.</p>"]
+    hs = [grid_html(paper_id, verdicts, f"{page}#claim-{paper_id}"), f"<p>{grid_legend_html()}.</p>"]
     return md, [*hs, f"<p>{_inline_html(counts)}</p>"]
 
 
@@ -531,12 +532,13 @@ def _citation(paper_id: str) -> tuple[str, str]:
 
 
 def write_glance(root: Path, verdicts: pd.DataFrame) -> Path:
-    """``results/glance.md``: every paper's verdict grid, its legend and counts (the book's landing page)."""
+    """``results/glance.md``: every paper's verdict grid, its legend and counts, for the book's landing page (in
+    ``results/book/``): the grids are HTML, coloured without an emoji font, their numbers linking to REPORT.html."""
     md = []
     for paper_id in PAPER_IDS:
-        part, _ = _glance_part(paper_id, verdicts)
+        _, part = _glance_part(paper_id, verdicts, page="../REPORT.html")
         if part:
-            md += [f"## {paper_info(paper_id).topic}", "", _citation(paper_id)[0], "", *part]
+            md += [f"## {paper_info(paper_id).topic}", "", _citation(paper_id)[0], "", *[f"{p}\n" for p in part]]
     path = root / "glance.md"
     write_atomic(path, portable(redact_text("\n".join(md) + "\n")))
     return path
