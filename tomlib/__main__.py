@@ -297,7 +297,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             )
         for r in runs:
             start, _ = run_facts(r)
-            counts = f"{r.events:>9,} {r.episodes:>8}" if r.events is not None else "(no index yet)"
+            counts = f"{r.events:>9,} {r.episodes:>8,}" if r.events is not None else "(no index yet)"
             stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.modified))
             mark = "in use" if r.run_id in used else "unused"
             print(

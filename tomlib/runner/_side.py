@@ -120,6 +120,6 @@ def where_to_write(
         return series, f"side run ({what}) into the series' results folder {_shown(series)} ({flag}): {replacing}"
     own = series / SIDE_DIR / name
     return own, (
-        f"side run ({what}): writing to {_shown(own)}, leaving the series' {_shown(series)} as it is "
+        f"side run ({what}): writing to {_shown(own)}, leaving the series' folder {_shown(series)} as it is "
         "(--replace-series writes there instead)"
     )
