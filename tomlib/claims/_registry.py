@@ -66,7 +66,7 @@ class Claim(BaseModel):
     @property
     def number(self) -> str:
         """The claim's short number in REPORT, the book and the forest plots: the paper's prefix (``A``, ``C``,
-        ``T``; ``data/claims/papers.csv``) and its row in the registry (rows are only ever appended)."""
+        ``T``; ``data/papers.csv``) and its row in the registry (rows are only ever appended)."""
         return self._number or self.claim_id
 
     @property
@@ -144,7 +144,7 @@ class Claim(BaseModel):
 
 
 class Paper(BaseModel):
-    """A paper as a reader cites it (``data/claims/papers.csv``)."""
+    """A paper as a reader cites it (``data/papers.csv``)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -170,16 +170,21 @@ class Paper(BaseModel):
 
 
 def paper_info(paper_id: str) -> Paper:
-    """The paper's citation (``data/claims/papers.csv``); an unknown paper id is a one-line error."""
+    """The paper's citation (``data/papers.csv``); an unknown paper id is a one-line error."""
     known = _papers()
     if paper_id not in known:
-        raise ConfigFileError(f"{claims_dir() / 'papers.csv'} has no paper {paper_id!r}; known: {sorted(known)}")
+        raise ConfigFileError(f"{papers_file()} has no paper {paper_id!r}; known: {sorted(known)}")
     return known[paper_id]
+
+
+def papers_file() -> Path:
+    """The papers' citations: beside the claims registries, not among them (each CSV there is one paper's claims)."""
+    return data_dir() / "papers.csv"
 
 
 @functools.cache
 def _papers() -> dict[str, Paper]:
-    path = claims_dir() / "papers.csv"
+    path = papers_file()
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     out = {}
     for i, row in enumerate(frame.to_dict("records"), start=2):

@@ -522,7 +522,7 @@ def _claims_part(root: Path, paper_id: str, verdicts: pd.DataFrame) -> tuple[lis
 
 
 def _citation(paper_id: str) -> tuple[str, str]:
-    """The paper as a reader cites it, its public address a link (our own data: ``data/claims/papers.csv``)."""
+    """The paper as a reader cites it, its public address a link (our own data: ``data/papers.csv``)."""
     paper = paper_info(paper_id)
     said = ". ".join(p.rstrip(".") for p in (paper.authors, f"*{paper.title}*", paper.venue) if p)
     code = f" Code: [{paper.code}]({paper.code})." if paper.code else ""
