@@ -39,3 +39,27 @@ def test_a_margin_claims_null_is_the_edge_of_its_margin() -> None:
     frame = draw(c, null_effect(c), 4000, np.random.default_rng(1))
     gap = frame[frame.cond == "A"].value.mean() - frame[frame.cond == "B"].value.mean()
     assert abs(gap - 2.0) < 0.5
+
+
+def test_a_clustered_draw_is_the_same_under_any_hash_seed() -> None:
+    """The engine check is seeded, so its rows are the same on every run: a cluster's random bump was drawn in a
+    set's order of cluster names, which Python's hash seed changes from one process to the next."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np\n"
+        "from tomlib.claims import load_claims\n"
+        "from tomlib.claims._calibrate import draw\n"
+        "c = next(c for c in load_claims('coalition') if c.claim_id == 'coalition.debate_matching_beats_random')\n"
+        "print(draw(c, 0.1, 40, np.random.default_rng(0))['value'].round(9).tolist())\n"
+    )
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")  # two seeds that drew differently before
+    }  # fmt: skip
+    assert len(seen) == 1

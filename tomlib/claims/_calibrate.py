@@ -107,7 +107,8 @@ def draw(claim: Claim, effect: float, n_units: int, rng: np.random.Generator, ic
     extra |= {k: clusters for k in cols["cluster_on"] if k not in extra}
     shift = np.zeros(2 * half)
     if cols["cluster_on"]:
-        bumps = {k: rng.normal(0, math.sqrt(icc)) for k in set(clusters)}
+        # drawn in the clusters' order: a set's order of strings changes with PYTHONHASHSEED, and so did the check
+        bumps = {k: rng.normal(0, math.sqrt(icc)) for k in np.unique(clusters)}
         shift = np.array([bumps[k] for k in clusters])
     group = np.repeat([1.0, 0.0], half)
     if rates:
