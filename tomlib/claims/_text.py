@@ -91,6 +91,12 @@ def robustness_text(row: pd.Series) -> str:
     return "; ".join(parts)
 
 
+def is_firm(row: pd.Series) -> bool:
+    """The verdict was judged under our readings' alternatives, flips under none, and leaves none unchecked."""
+    judged = bool(_text(row.get("robust"))) and row.get("robust") != ONLY_UNDER
+    return judged and not rests_on_readings(row) and not _text(row.get("not_checked"))
+
+
 def rests_on_readings(row: pd.Series) -> list[str]:
     """The alternative readings (``reading=value``) under which the verdict flips: what it rests on of ours."""
     if str(row.get("verdict")) == "not reproduced":

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from tomlib.claims import load_claims, verdict_text
+from tomlib.claims import Claim, load_claims, verdict_text
 from tomlib.claims._robust import load_readings
-from tomlib.claims._text import ONLY_UNDER, fmt, rests_on_readings, robustness_across, robustness_text
+from tomlib.claims._text import fmt, is_firm, rests_on_readings, robustness_across, robustness_text
 from tomlib.llm import describe_source
 from tomlib.paths import write_atomic
 
@@ -23,15 +23,20 @@ def report_sources(paper_id: str, verdicts: pd.DataFrame) -> list[str]:
     return sorted(s for s in mine.unique() if not s.startswith("sim:") and " (" not in s)
 
 
+def _by_claim(paper_id: str, verdicts: pd.DataFrame) -> tuple[list[str], list[tuple[Claim, pd.DataFrame]]]:
+    """REPORT's sources for the paper, and each registered claim with its verdicts indexed by source."""
+    mine = verdicts[verdicts["paper_id"] == paper_id]
+    got = [(c, mine[mine["claim_id"] == c.claim_id].set_index("source")) for c in load_claims(paper_id)]
+    return report_sources(paper_id, verdicts), got
+
+
 def claims_table(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
     """One row per claim: its number, what it says, the paper's words and where they rest, the paper's evidence, and
     our verdict per source (sim apart)."""
     rows = []
-    mine = verdicts[verdicts["paper_id"] == paper_id]
-    sources = report_sources(paper_id, verdicts)
+    sources, by_claim = _by_claim(paper_id, verdicts)
     headers = {s: f"{s} ({what})" if (what := describe_source(str(s))) else str(s) for s in sources}
-    for c in load_claims(paper_id):
-        got = mine[mine["claim_id"] == c.claim_id].set_index("source")
+    for c, got in by_claim:
         evidence = fmt(c.paper_effect) if c.paper_effect is not None else "no number printed"
         row = {"#": c.number, "claim": c.statement, "the paper says": c.cited, "the paper's effect": evidence}
         for s in sources:
@@ -77,21 +82,27 @@ class GridCell:
     rests_on: tuple[str, ...] = ()
 
     @property
-    def text(self) -> str:
-        mark, _ = VERDICT_COLOURS.get(self.verdict, ("", ""))
+    def words(self) -> str:
+        """``supported ⚑ trust=uniform``: the verdict and the readings it rests on (HTML colours the cell)."""
         word = "not run" if self.verdict == "not reproduced" else self.verdict
-        rests = f" {RESTS_MARK} {', '.join(self.rests_on)}" if self.rests_on else ""
-        return f"{mark} {word}{rests}".strip()
+        return word + (f" {RESTS_MARK} {', '.join(self.rests_on)}" if self.rests_on else "")
+
+    @property
+    def text(self) -> str:
+        """:attr:`words` after the verdict's coloured mark (Markdown has no colour)."""
+        mark, _ = VERDICT_COLOURS.get(self.verdict, ("", ""))
+        return f"{mark} {self.words}".strip()
 
 
-def verdict_grid(paper_id: str, verdicts: pd.DataFrame) -> tuple[list[str], list[tuple[str, str, list[GridCell]]]]:
-    """The paper's claims by source at a glance: the sources, then per claim its number, label and one cell per
-    source (the same verdicts as ``claims.csv``)."""
-    mine = verdicts[verdicts["paper_id"] == paper_id]
-    sources = report_sources(paper_id, verdicts)
+Grid = tuple[list[str], list[tuple[str, str, list[GridCell]]]]
+"""The sources, then per claim its number, label and one cell per source."""
+
+
+def verdict_grid(paper_id: str, verdicts: pd.DataFrame) -> Grid:
+    """The paper's claims by source at a glance (the same verdicts as ``claims.csv``)."""
+    sources, by_claim = _by_claim(paper_id, verdicts)
     rows = []
-    for c in load_claims(paper_id):
-        got = mine[mine["claim_id"] == c.claim_id].set_index("source")
+    for c, got in by_claim:
         cells = [
             GridCell(str(got.loc[s, "verdict"]), tuple(rests_on_readings(got.loc[s])))
             if s in got.index
@@ -103,8 +114,13 @@ def verdict_grid(paper_id: str, verdicts: pd.DataFrame) -> tuple[list[str], list
 
 
 def grid_frame(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
-    """:func:`verdict_grid` as a table of text (Markdown, the book)."""
-    sources, rows = verdict_grid(paper_id, verdicts)
+    """:func:`verdict_grid` as a table of text (Markdown)."""
+    return frame_of(verdict_grid(paper_id, verdicts))
+
+
+def frame_of(grid: Grid) -> pd.DataFrame:
+    """A grid as a table of text."""
+    sources, rows = grid
     return pd.DataFrame(
         [{"#": n, "claim": label, **{s: cell.text for s, cell in zip(sources, cells, strict=True)}} for n, label, cells
          in rows],
@@ -115,12 +131,17 @@ def grid_frame(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
 def grid_html(paper_id: str, verdicts: pd.DataFrame, anchor: str) -> str:
     """:func:`verdict_grid` as an HTML table, each cell coloured by its verdict, each number a link to the claim's
     row in the detail table (``<anchor>-<number>``: ``#claim-coalition-C1``, or a page's, ``../REPORT.html#...``)."""
-    sources, rows = verdict_grid(paper_id, verdicts)
+    return html_of(verdict_grid(paper_id, verdicts), anchor)
+
+
+def html_of(grid: Grid, anchor: str) -> str:
+    """A grid as an HTML table (see :func:`grid_html`)."""
+    sources, rows = grid
     head = "".join(f"<th>{html.escape(s)}</th>" for s in ["#", "claim", *sources])
     body = []
     for number, label, cells in rows:
         tds = "".join(
-            f"<td style='background:{VERDICT_COLOURS.get(c.verdict, ('', '#fff'))[1]}'>{html.escape(c.text[2:])}</td>"
+            f"<td style='background:{VERDICT_COLOURS.get(c.verdict, ('', '#fff'))[1]}'>{html.escape(c.words)}</td>"
             for c in cells
         )
         link = f"<a href='{html.escape(anchor)}-{html.escape(number)}'>{html.escape(number)}</a>"
@@ -148,17 +169,6 @@ def claims_tally(paper_id: str, verdicts: pd.DataFrame) -> str:
 
 
 FIRM = "firm: the same verdict under every alternative reading of ours, none left unchecked"
-
-
-def is_firm(row: pd.Series) -> bool:
-    """The verdict was judged under our readings' alternatives, flips under none, and leaves none unchecked."""
-    judged = _given(row.get("robust")) and row.get("robust") != ONLY_UNDER
-    return judged and not rests_on_readings(row) and not _given(row.get("not_checked"))
-
-
-def _given(v: object) -> bool:
-    """A CSV cell that holds something (not None, NaN or empty)."""
-    return not (v is None or (isinstance(v, float) and pd.isna(v)) or str(v) == "")
 
 
 TRUTH_WORDS = {

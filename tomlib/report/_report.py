@@ -28,11 +28,12 @@ from tomlib.report._claims import (
     claims_tally,
     engine_check,
     forest_plot,
-    grid_frame,
-    grid_html,
+    frame_of,
     grid_legend_html,
+    html_of,
     readings_reach,
     sim_truth,
+    verdict_grid,
 )
 from tomlib.report._tables import (
     PAPER_IDS,
@@ -477,16 +478,17 @@ def provenance(root: Path, table: str, stamps: dict[str, dict[str, object]]) -> 
     return origin, None
 
 
-def _glance_part(paper_id: str, verdicts: pd.DataFrame, page: str = "") -> tuple[list[str], list[str]]:
-    """The paper's claims by source at a glance: the verdict grid, its legend and its counts; in HTML each claim's
-    number links to its row in ``page`` (this page when empty)."""
-    grid = grid_frame(paper_id, verdicts)
-    if grid.empty:
-        return [], []
+def _glance_part(paper_id: str, verdicts: pd.DataFrame) -> tuple[list[str], list[str], list[str]]:
+    """The paper's claims by source at a glance: the verdict grid, its legend and its counts, as Markdown, as HTML
+    and as HTML for the book (``results/book/``), whose numbers link into ``../REPORT.html``."""
+    grid = verdict_grid(paper_id, verdicts)
+    if not grid[1]:
+        return [], [], []
     counts = f"Per source: {claims_tally(paper_id, verdicts)} ({FIRM})."
-    md = [_md_table(grid), "", GRID_LEGEND + ".", "", counts, ""]
-    hs = [grid_html(paper_id, verdicts, f"{page}#claim-{paper_id}"), f"<p>{grid_legend_html()}.</p>"]
-    return md, [*hs, f"<p>{_inline_html(counts)}</p>"]
+    md = [_md_table(frame_of(grid)), "", GRID_LEGEND + ".", "", counts, ""]
+    rest = [f"<p>{grid_legend_html()}.</p>", f"<p>{_inline_html(counts)}</p>"]
+    here, book = (html_of(grid, f"{page}#claim-{paper_id}") for page in ("", "../REPORT.html"))
+    return md, [here, *rest], [book, *rest]
 
 
 def _claims_part(root: Path, paper_id: str, verdicts: pd.DataFrame) -> tuple[list[str], list[str]]:
@@ -531,14 +533,12 @@ def _citation(paper_id: str) -> tuple[str, str]:
     return text, _inline_html(text.replace("*", ""))
 
 
-def write_glance(root: Path, verdicts: pd.DataFrame) -> Path:
-    """``results/glance.md``: every paper's verdict grid, its legend and counts, for the book's landing page (in
-    ``results/book/``): the grids are HTML, coloured without an emoji font, their numbers linking to REPORT.html."""
+def write_glance(root: Path, parts: list[tuple[str, list[str]]]) -> Path:
+    """``results/glance.md``: every paper's verdict grid, its legend and counts (``parts``: paper id and the book's
+    HTML of :func:`_glance_part`), for the book's landing page: HTML grids, coloured without an emoji font."""
     md = []
-    for paper_id in PAPER_IDS:
-        _, part = _glance_part(paper_id, verdicts, page="../REPORT.html")
-        if part:
-            md += [f"## {paper_info(paper_id).topic}", "", _citation(paper_id)[0], "", *[f"{p}\n" for p in part]]
+    for paper_id, part in parts:
+        md += [f"## {paper_info(paper_id).topic}", "", _citation(paper_id)[0], "", *[f"{p}\n" for p in part]]
     path = root / "glance.md"
     write_atomic(path, portable(redact_text("\n".join(md) + "\n")))
     return path
@@ -627,15 +627,17 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
     waves_md, waves_html = _waves_part(root)
     md += waves_md
     hs += waves_html
-    write_glance(root, verdicts)
 
+    book_glance: list[tuple[str, list[str]]] = []
     for paper in papers:
         title, anchor = paper_info(paper.paper_id).topic, f"paper-{paper.paper_id}"
         cite_md, cite_html = _citation(paper.paper_id)
         md += ["", f"## {_md_text(title)} ({_md_code(paper.paper_id)}) {{#{anchor}}}", "", cite_md, ""]
         hs.append(f"<h2 id='{anchor}'>{_html_text(title)} (<code>{_html_text(paper.paper_id)}</code>)</h2>")
         hs.append(f"<p>{cite_html}</p>")
-        glance_md, glance_html = _glance_part(paper.paper_id, verdicts)
+        glance_md, glance_html, glance_book = _glance_part(paper.paper_id, verdicts)
+        if glance_book:
+            book_glance.append((paper.paper_id, glance_book))
         if glance_md:
             md += [f"### At a glance {{#glance-{paper.paper_id}}}", "", *glance_md]
             hs += [f"<h3 id='glance-{paper.paper_id}'>At a glance</h3>", *glance_html]
@@ -710,6 +712,7 @@ def build_report(results: str | os.PathLike[str] | None = None) -> Path:
             hs += [f"<p>{_inline_html(why)}</p><ul>", *[f"<li>{_inline_html(p)}</li>" for p in paper.pending]]
             hs.append("</ul>")
 
+    write_glance(root, book_glance)
     md += ["", "## Notebooks {#notebooks}", ""]
     hs.append("<h2 id='notebooks'>Notebooks</h2><ul>")
     if not notebooks:
