@@ -30,6 +30,7 @@ TIERS = {
     "cluster": "opens dask clusters of worker processes without executing notebooks",
     "sim": "plays hundreds of calls against the simulated model to check rates against their declared truth",
     "dataset": "checks every reference solution of a bundled dataset in the sandbox (164 HumanEval, 974 MBPP)",
+    "grading": "grades class notebooks: a sandboxed interpreter for each answer and check, seconds each",
 }
 SERIES_TIMEOUT = 1800
 """Seconds a test that reads the executed offline series may take, its making included (pyproject's 600 s is for

@@ -123,5 +123,17 @@ def test_the_lab_starts_on_the_class_folder_with_the_class_environment(
         "--no-browser",
         "--port",
         "8890",
+        str(work / "README.md"),  # the class plan opens first, rendered (LAB_OVERRIDES)
     ]
     assert env["TOMLIB_RESULTS"] == str(work / "results") and env["TOMLIB_STORE"].startswith(str(work))
+
+
+def test_reset_puts_the_original_back_and_keeps_the_classs_copy(isolated: Path) -> None:
+    from tomlib.classroom import reset
+
+    work = prepare(isolated / "classroom")
+    copy = work / "00_quickstart.ipynb"
+    original = copy.read_bytes()
+    copy.write_text("a student's work")
+    (kept,) = reset(["00"], work)
+    assert copy.read_bytes() == original and kept.read_text() == "a student's work"

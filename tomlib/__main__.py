@@ -1,4 +1,4 @@
-"""Command line: ``.venv/bin/tomlib run | sweep | cache | report | view | runs | models | plan | book``
+"""Command line: ``.venv/bin/tomlib run | sweep | cache | report | view | runs | models | plan | book | class``
 (``python -m tomlib`` in the project's environment)."""
 
 from __future__ import annotations
@@ -215,6 +215,39 @@ def _cmd_book(args: argparse.Namespace) -> int:
     from tomlib.book import main as book
 
     return book(args.results, args.out)
+
+
+def _cmd_class(args: argparse.Namespace) -> int:
+    from tomlib.errors import UsageError
+
+    if args.action == "edition":
+        from tomlib.grading import write_student_edition
+
+        written = write_student_edition(args.out or "student-edition", args.notebooks)
+        print(f"{len(written)} notebook(s) of the student edition in {args.out or 'student-edition'}/: hand it out")
+        return 0
+    from tqdm import tqdm
+
+    from tomlib.grading import grade, write_grades
+
+    if not args.submissions or not os.path.isdir(args.submissions):
+        raise UsageError(
+            f"grade needs the folder of submitted notebooks (got {args.submissions!r}): one folder per student, or "
+            "<student>.ipynb files, e.g. `tomlib class grade submissions/ --out grades/`."
+        )
+    bar = tqdm(total=0, desc="checks", unit="check")
+
+    def tick(done: int, total: int) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+
+    rows = grade(args.submissions, args.teacher, jobs=args.jobs, progress=tick)
+    bar.close()
+    out = args.out or "grades"
+    table = write_grades(rows, out)
+    students = len({r.student for r in rows})
+    print(f"{students} student(s), {len(rows)} row(s): {table}; feedback for each in {out}/feedback/")
+    return 0
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
@@ -497,6 +530,15 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
     bk.add_argument("--out", default=None, help="the book's folder (default: results/book)")
     bk.add_argument("--results", default=None)
     bk.set_defaults(func=_cmd_book)
+
+    cl = sub.add_parser("class", help="teaching: write the student edition | grade submitted notebooks offline")
+    cl.add_argument("action", choices=["edition", "grade"])
+    cl.add_argument("submissions", nargs="?", default=None, help="grade: the folder of submitted notebooks")
+    cl.add_argument("--out", default=None, help="edition: folder (default student-edition); grade: default grades")
+    cl.add_argument("--notebooks", nargs="*", default=[], help="edition: only these notebooks (stems or numbers)")
+    cl.add_argument("--teacher", default=None, help="grade: the teacher's notebooks (default: notebooks/)")
+    cl.add_argument("--jobs", type=_at_least_zero(int), default=2, help="grade: checks run at once (default 2)")
+    cl.set_defaults(func=_cmd_class)
 
     vw = sub.add_parser("view", help="write a run's explorer as a page that opens without Jupyter or the internet")
     vw.add_argument(

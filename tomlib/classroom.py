@@ -21,7 +21,16 @@ MARKER = ".tomlib-classroom"  # in a class folder: notebooks run from it write i
 RESULTS = "results"
 STORE = Path(".tomlib") / "responses.sqlite"
 # JupyterLab reads default overrides for every user from this file in its application settings folder
-LAB_OVERRIDES = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
+LAB_OVERRIDES = {
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+    # the class plan (README.md) and any Markdown open rendered, as a page, not as source
+    "@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Markdown Preview"}},
+}
+PLAN = "README.md"
+HOW_TO_STOP = (
+    "Stop the lab: File > Shut Down in the browser, or Ctrl-C twice in this terminal. Reset a notebook to the "
+    "original: ./reproduce.sh lab --reset 01 (the class's copy is kept in classroom/.reset/)."
+)
 
 
 def prepare(folder: str | os.PathLike[str] | None = None) -> Path:
@@ -85,16 +94,53 @@ def class_results(paths: Iterable[str | os.PathLike[str]]) -> Path | None:
     return folder / RESULTS if folder else None
 
 
+def reset(names: Sequence[str], folder: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Put the original of each named notebook (stem, number prefix or file name) back in the class folder; the
+    class's copy moves to ``.reset/<time>/`` there, never deleted. Returns the copies moved aside."""
+    import time
+
+    from tomlib.runner import find_notebooks
+
+    work = Path(folder) if folder else project_root() / FOLDER
+    aside = work / ".reset" / time.strftime("%Y%m%d-%H%M%S")
+    moved = []
+    for original in find_notebooks(list(names)):
+        copy = work / original.name
+        if copy.exists():
+            aside.mkdir(parents=True, exist_ok=True)
+            copy.rename(aside / original.name)
+            moved.append(aside / original.name)
+        shutil.copyfile(original, copy)
+    return moved
+
+
 def lab_command(argv: Sequence[str] = (), folder: str | os.PathLike[str] | None = None) -> tuple[list[str], Path]:
-    """Prepare the class folder; return the JupyterLab command line on it and the folder."""
+    """Prepare the class folder; return the JupyterLab command line on it, opening the class plan rendered, and the
+    folder."""
     work = prepare(folder).resolve()
-    return [sys.executable, "-m", "jupyter", "lab", f"--notebook-dir={work}", *argv], work
+    return [sys.executable, "-m", "jupyter", "lab", f"--notebook-dir={work}", *argv, str(work / PLAN)], work
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m tomlib.classroom [JupyterLab options]``: what ``./reproduce.sh lab`` runs."""
-    command, work = lab_command(sys.argv[1:] if argv is None else argv)
+    """``python -m tomlib.classroom [--prepare | --reset NOTEBOOK... | JupyterLab options]``: what ``./reproduce.sh
+    lab`` runs (``--prepare``: the class folder only, as binder/postBuild does)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--prepare"]:  # the class folder and the lab's settings, no lab (binder/postBuild)
+        prepare()
+        return
+    if args[:1] == ["--reset"]:
+        names = [a for a in args[1:] if not a.startswith("-")]
+        if not names:
+            from tomlib.errors import UsageError
+
+            raise UsageError("--reset needs the notebooks to reset, e.g. ./reproduce.sh lab --reset 01 06")
+        for kept in reset(names):
+            print(f"kept the class's copy as {kept}")
+        print(f"reset {len(names)} notebook(s) to the original; start the lab again with ./reproduce.sh lab")
+        return
+    command, work = lab_command(args)
     os.environ.update(lab_env(work))
+    print(HOW_TO_STOP, flush=True)
     os.execv(command[0], command)
 
 

@@ -540,3 +540,26 @@ def test_the_launcher_per_check_keeps_the_verdict_the_keyring_and_the_memory_too
     held, children, _ = map(int, r.stdout.split())
     assert r.passed and held + 30 * (children + 1) <= lim.memory_mb, r
     assert set(ISOLATION) <= set(r.isolation), r.isolation
+
+
+def test_a_visible_folder_is_read_only_and_its_neighbours_stay_hidden() -> None:
+    """What grading gives a student's answer (``visible``: the project and its environment): those folders to read,
+    nothing to write there, and nothing beside them."""
+    base = ROOT / ".tomlib" / f"visible-{secrets.token_hex(4)}"
+    try:
+        for name in ("shown", "beside"):
+            (base / name).mkdir(parents=True)
+            (base / name / "f.txt").write_text(name)
+        program = (
+            f"import os\ntext = open({str(base / 'shown' / 'f.txt')!r}).read()\n"
+            f"beside = os.path.exists({str(base / 'beside' / 'f.txt')!r})\n"
+            f"try:\n    open({str(base / 'shown' / 'new.txt')!r}, 'w')\n    wrote = True\n"
+            "except OSError:\n    wrote = False"
+        )
+        r = run_tests(program, "assert text == 'shown' and not beside and not wrote", visible=[str(base / "shown")])
+        assert r.passed, r.reason + r.stderr
+        assert {"read-only-fs", "home-hidden"} <= set(r.isolation) and not (base / "shown" / "new.txt").exists()
+    finally:
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)

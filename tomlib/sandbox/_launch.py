@@ -45,7 +45,7 @@ import socket
 import struct
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = (
     0x00020000,
@@ -181,18 +181,21 @@ def _enter_user_namespace(libc: ctypes.CDLL, applied: list) -> bool:
     return True
 
 
-def _world(libc: ctypes.CDLL, applied: list) -> list[str]:
+def _world(libc: ctypes.CDLL, applied: list, visible: Sequence[str] = ()) -> list[str]:
     """In a new mount namespace: everything read-only, tmpfs where programs may write, every folder outside the
-    system's hidden (the interpreter's prefix bound back). Returns the hidden folders."""
+    system's hidden but the interpreter's prefix and the ``visible`` folders, bound back read-only. Returns the hidden
+    folders."""
     if not _mount(libc, "none", "/", None, MS_REC | MS_PRIVATE):
         return []
-    keep = os.path.realpath(sys.base_prefix)
-    stash = "/dev/shm/.tomlib-python"
     hidden = _hidden()
-    need_stash = any(keep == h or keep.startswith(h + "/") for h in hidden)
+    inside = lambda p, tops: any(p == t or p.startswith(t + "/") for t in tops)  # noqa: E731
+    keeps = [k for k in dict.fromkeys(os.path.realpath(p) for p in (sys.base_prefix, *visible)) if os.path.isdir(k)]
+    keeps = [k for k in keeps if not any(k != o and inside(k, [o]) for o in keeps)]  # a folder inside another comes too
+    stashed = [k for k in keeps if inside(k, hidden)]
     if os.path.isdir("/dev/shm"):
         _mount(libc, "tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
-    if need_stash:
+    stashes = [f"/dev/shm/.tomlib-keep-{i}" for i in range(len(stashed))]
+    for keep, stash in zip(stashed, stashes, strict=True):
         os.makedirs(stash)
         _mount(libc, keep, stash, None, MS_BIND | MS_REC)
     covered = [_mount(libc, "tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755") for h in hidden]
@@ -200,15 +203,14 @@ def _world(libc: ctypes.CDLL, applied: list) -> list[str]:
         if path != "/dev/shm" and (os.path.isdir(path) or os.path.dirname(path) in hidden):
             os.makedirs(path, exist_ok=True)
             _mount(libc, "tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
-    if need_stash:
+    for keep, stash in zip(stashed, stashes, strict=True):
         os.makedirs(keep, exist_ok=True)
         _mount(libc, stash, keep, None, MS_BIND | MS_REC)
-    under = lambda mp, tops: any(mp == t or mp.startswith(t + "/") for t in tops)  # noqa: E731
     ok = True
     for mp, flags in _mounts():
-        if mp in WRITABLE or under(mp, ["/proc"]):
+        if mp in WRITABLE or inside(mp, ["/proc"]):
             continue  # each check gets its own /proc and fresh tmpfs there (_check_mounts)
-        if under(mp, hidden) and not under(mp, [keep]):
+        if inside(mp, hidden) and not inside(mp, stashed):
             continue  # out of sight under a tmpfs (the hidden folder itself is a fresh tmpfs, remounted below)
         done = _mount(libc, None, mp, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
         # pseudo file systems the kernel keeps as they are (a container's /dev, /sys) are no place to write to
@@ -218,7 +220,7 @@ def _world(libc: ctypes.CDLL, applied: list) -> list[str]:
             ok &= _mount(libc, None, h, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     if ok:
         applied.append("read-only-fs")
-    if all(covered) and (not need_stash or os.path.isdir(keep)):
+    if all(covered) and all(os.path.isdir(k) for k in stashed):
         applied.append("home-hidden")
     return hidden
 
@@ -408,7 +410,7 @@ def _namespaces(spec: dict, program: str, applied: list, owner: int) -> str:
         os._exit(os.waitstatus_to_exitcode(status) & 0xFF if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
     with open(program, "rb") as fh:  # read before /tmp is replaced
         code = fh.read()
-    hidden = _world(libc, applied)
+    hidden = _world(libc, applied, spec.get("visible", ()))
     _check_mounts(libc, applied, hidden, spec["limits"])
     program = _place(code)
     _drop_privileges(libc, applied, program, owner)

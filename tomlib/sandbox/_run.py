@@ -300,22 +300,30 @@ def _reason(stderr: str, code: int) -> str:
     return f"exit code {code} before the tests finished" if code else "exited before the tests finished"
 
 
-def run_tests(program: str, tests: str, *, limits: Limits | None = None, mode: str | None = None) -> CheckResult:
+def run_tests(
+    program: str,
+    tests: str,
+    *,
+    limits: Limits | None = None,
+    mode: str | None = None,
+    visible: Sequence[str] = (),
+) -> CheckResult:
     """Run ``program`` then ``tests`` (plain Python, e.g. asserts) in a sandbox; pass iff the tests all ran.
 
-    Under the ``isolated`` mode (:func:`sandbox_mode`) a machine that cannot isolate the program raises
-    :class:`SandboxUnavailable` and runs nothing."""
+    ``visible`` folders (e.g. a virtual environment the tests import from) are bound back into the program's world,
+    read-only; a check with any gets a launcher of its own. Under the ``isolated`` mode (:func:`sandbox_mode`) a
+    machine that cannot isolate the program raises :class:`SandboxUnavailable` and runs nothing."""
     lim = limits or Limits()
     require = ISOLATION if sandbox_mode(mode) == "isolated" else ()
     t0 = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="tomlib-sandbox-"))
     try:
         outcome = None
-        launcher = _POOL.acquire() if lim.namespaces else None
+        launcher = _POOL.acquire() if lim.namespaces and not visible else None
         if launcher is not None:
             outcome = _run_preforked(launcher, program, tests, lim, require, work)
         if outcome is None:  # no pre-forked launcher here (or it just failed to set a check up): one per check
-            outcome = _run_launcher(program, tests, lim, require, work)
+            outcome = _run_launcher(program, tests, lim, require, work, visible)
         return _result(outcome, lim, work, time.perf_counter() - t0)
     except OSError as exc:
         return CheckResult(False, "error", f"the sandbox could not run the check: {exc}", time.perf_counter() - t0)
@@ -364,7 +372,9 @@ def _status(data: bytes) -> tuple[list[str], list[str]]:
     return [p for p in said.get("applied", "").split(",") if p], [p for p in said.get("missing", "").split(",") if p]
 
 
-def _run_launcher(program: str, tests: str, lim: Limits, require: Sequence[str], work: Path) -> _Outcome:
+def _run_launcher(
+    program: str, tests: str, lim: Limits, require: Sequence[str], work: Path, visible: Sequence[str] = ()
+) -> _Outcome:
     """One launcher process per check (``_launch.py SPEC.json``), which runs the program in its own interpreter."""
     token = secrets.token_hex(16).encode()
     status_r, status_w = os.pipe()
@@ -385,6 +395,7 @@ def _run_launcher(program: str, tests: str, lim: Limits, require: Sequence[str],
             "namespaces": lim.namespaces,
             "require": list(require),
             "limits": _rlimits(lim),
+            "visible": [str(Path(v).resolve()) for v in visible],
         }
         spec_path.write_text(json.dumps(spec))
         with open(work / "stdout", "wb") as out, open(work / "stderr", "wb") as err:
