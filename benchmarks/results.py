@@ -56,6 +56,7 @@ BENCHES = (
     Bench("bench_coalition", "bench_coalition.py", (), "exact stable coalitions: clingo against brute force"),
     Bench("bench_coalition_workers", "bench_coalition_workers.py", (), "notebook 07's checks: here vs on workers"),
     Bench("bench_sandbox", "bench_sandbox.py", (), "sandbox checks/s against OpenAI's human-eval harness"),
+    Bench("bench_exercises", "bench_exercises.py", (), "the class's exercises idle and loaded; grading in the sandbox"),
     Bench(
         "bench_widgets",
         "bench_widgets.py",

@@ -188,3 +188,35 @@ def test_a_class_is_graded_offline_each_answer_in_the_sandbox(tmp_path: Path) ->
     totals = {r["student"]: r for r in csv.DictReader((tmp_path / "grades" / "totals.csv").open())}
     assert totals["ann"]["points"] == "2" and totals["bob"]["points"] == "0"
     assert json.loads(json.dumps([r.status for r in rows]))  # every row has a status
+
+
+@pytest.mark.series
+def test_a_student_checks_a_wrong_and_a_right_answer_in_the_kernel_then_is_graded(
+    tmp_path: Path, isolated: Path
+) -> None:
+    """The student's side: the edition run in a Jupyter kernel, one answer wrong and one right; each check cell says
+    which, the wrong one why, neither the answer; then the saved notebook is graded."""
+    from nbclient import NotebookClient
+
+    teacher = teacher_notebook(tmp_path / "teacher")
+    (edition,) = write_student_edition(tmp_path / "student", [teacher])
+    right_cycle = (
+        "from tomlib.coalition import make_instance\n"
+        'cycle = make_instance({"A": {"B": 1.0, "C": -1.0}, "B": {"A": -1.0, "C": 1.0}, '
+        '"C": {"A": 1.0, "B": -1.0}}, names=["A", "B", "C"], min_size=2)'
+    )
+    mine = submit(edition, {"nb98_prime": "big_prime = 91", "nb98_cycle": right_cycle}, tmp_path / "me" / edition.name)
+    nb = nbformat.read(mine, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(mine.parent)}}).execute()
+    said = {}
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "grader.check(" in cell.source:
+            name = cell.source.split('"')[1]
+            said[name] = "\n".join(o.get("data", {}).get("text/plain", o.get("text", "")) for o in cell.outputs)
+    assert "it has a divisor" in said["nb98_prime"] and "A prime has no divisor" in said["nb98_prime"]
+    assert "passed" in said["nb98_cycle"].lower() and "failed" not in said["nb98_cycle"].lower()
+    for text in said.values():
+        assert "SECRET" not in text and "test_above_a_hundred" not in text
+    nbformat.write(nb, mine)
+    rows = grade(tmp_path / "me", tmp_path / "teacher")
+    assert {r.exercise: r.points for r in rows} == {"nb98_prime": 0.0, "nb98_cycle": 2.0}

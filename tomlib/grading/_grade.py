@@ -25,7 +25,7 @@ from tomlib.paths import project_root
 from tomlib.sandbox import CheckResult, Limits, run_tests
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
-LIMITS = Limits(timeout_s=120.0, cpu_s=120, memory_mb=16384, file_mb=64, processes=8, output_chars=2000)
+LIMITS = Limits(timeout_s=120.0, cpu_s=120, memory_mb=16384, file_mb=64, processes=8, output_chars=8000)
 """One check of one answer: 8 processes or threads of 2 GB of address space each, so a notebook's imports (pandas,
 clingo, the experiments) fit; the numeric libraries get one thread each."""
 
@@ -44,7 +44,9 @@ if _asyncio.iscoroutine(_r):
 """
 _CASE = """\
 from otter.test_files import ExceptionTestFile as _Tests
-_Tests.from_string({tests!r}, path={name!r}).test_cases[0].body.call_func(globals())
+_source = {tests!r}
+_case = _Tests.from_string(_source, path={name!r}).test_cases[0]
+_case.body.call_func(globals())
 """
 
 
