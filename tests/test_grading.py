@@ -51,7 +51,7 @@ def teacher_notebook(folder: Path) -> Path:
     cells += _question(
         "nb98_prime",
         "**Exercise 98.1.** Set `big_prime` to a prime number above 100.",
-        "big_prime = 101  # SOLUTION",
+        "big_prime = 100_003  # SOLUTION",
         '""" # BEGIN TEST CONFIG\nfailure_message: A prime has no divisor but 1 and itself.\n""" # END TEST CONFIG\n'
         "def test_prime(big_prime):\n"
         "    assert isinstance(big_prime, int) and big_prime > 1, 'an int above 1, please'\n"
@@ -110,7 +110,7 @@ def test_exercises_are_read_as_otter_reads_them(tmp_path: Path) -> None:
     prime = ex["nb98_prime"]
     assert prime.points == 2 and [c.hidden for c in prime.checks] == [False, True]
     assert prime.public[0].failure_message == "A prime has no divisor but 1 and itself."
-    assert "big_prime = 101" in prime.solution
+    assert "big_prime = 100_003" in prime.solution
     one = _one_case(prime.tests, 0)
     assert "test_prime" in one and "test_above_a_hundred" not in one and "SECRET" not in one
 
@@ -119,7 +119,7 @@ def test_the_student_edition_leaks_no_solution_no_hidden_check_and_folds_the_ans
     teacher = teacher_notebook(tmp_path / "teacher")
     (student,) = write_student_edition(tmp_path / "student", [teacher])
     text = student.read_text()
-    for secret in ("101", "0.9", "SECRET-HIDDEN-REASON", "test_above_a_hundred", "test_three", "hidden=True"):
+    for secret in ("100_003", "0.9", "SECRET-HIDDEN-REASON", "test_above_a_hundred", "test_three", "hidden=True"):
         assert secret not in text, secret
     nb = nbformat.read(student, as_version=4)
     assert nb.cells[0].source.startswith("# 98"), "the title first, otter's set-up after it"
@@ -220,3 +220,54 @@ def test_a_student_checks_a_wrong_and_a_right_answer_in_the_kernel_then_is_grade
     nbformat.write(nb, mine)
     rows = grade(tmp_path / "me", tmp_path / "teacher")
     assert {r.exercise: r.points for r in rows} == {"nb98_prime": 0.0, "nb98_cycle": 2.0}
+
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+
+
+def test_each_notebook_holds_its_exercises_each_named_once() -> None:
+    """Two exercises in each of 00-07 and one in each of 08-14 (the issue's floor), question names unique."""
+    names: list[str] = []
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        heads = [c.source for c in nb.cells if c.cell_type == "raw" and c.source.startswith("# BEGIN QUESTION")]
+        names += [line.split(":", 1)[1].strip() for h in heads for line in h.splitlines() if line.startswith("name:")]
+        assert len(heads) >= (2 if int(path.name[:2]) <= 7 else 1), path.name
+        assert nb.cells[-1].cell_type == "raw" and nb.cells[-1].source.startswith("# ASSIGNMENT CONFIG"), path.name
+    assert len(names) == len(set(names)) >= 23
+
+
+@pytest.mark.tier("grading")
+def test_the_series_student_edition_leaks_nothing_and_every_solution_earns_its_points(tmp_path: Path) -> None:
+    """On the committed notebooks: no solution line, hidden check or its message in the student edition; each
+    solution, graded as a student's answer in the sandbox, passes every check; an untouched edition earns nothing."""
+    editions = {p.stem: p for p in write_student_edition(tmp_path / "student")}
+    assert set(editions) == {p.stem for p in NOTEBOOKS}
+    subs = tmp_path / "submissions"
+    for path in NOTEBOOKS:
+        text = editions[path.stem].read_text()
+        found = exercises(path)
+        assert found, path.name
+        answers = {}
+        for ex in found:
+            for line in ex.solution.splitlines():
+                if "# SOLUTION" in line:
+                    assert json.dumps(line.split("# SOLUTION")[0].strip())[1:-1] not in text, (ex.name, line)
+            for check in ex.hidden:
+                hidden_source = _one_case(ex.tests, check.index)
+                fn = hidden_source.split("def ", 1)[1].split("(", 1)[0]
+                assert f"def {fn}(" not in text, (ex.name, fn)
+                if check.failure_message:
+                    assert json.dumps(check.failure_message)[1:-1] not in text, ex.name
+            answers[ex.name] = ex.solution.replace("# SOLUTION", "")
+        submit(editions[path.stem], answers, subs / "teacher" / editions[path.stem].name)
+        submit(editions[path.stem], {}, subs / "blank" / editions[path.stem].name)
+    rows = grade(subs)
+    by = {(r.student, r.exercise): r for r in rows}
+    for r in rows:
+        if r.student == "teacher":
+            lost = [(c.index, res.reason) for c, res in r.public + r.hidden if res is None or not res.passed]
+            assert r.points == r.possible, (r.exercise, lost)
+        else:
+            assert r.points == 0 and r.status == "not answered", (r.exercise, r.status)
+    assert len(by) == 2 * sum(len(exercises(p)) for p in NOTEBOOKS)

@@ -29,13 +29,15 @@ _RULES = (
     "without talking. Both get 5 points if the choices differ and 0 if they are the same."
 )
 
-_ORDER_HINT = {
-    0: "Reason at theory-of-mind order 0: treat the partner as part of the environment and assume it repeats "
-    "its previous choice.",
-    1: "Reason at theory-of-mind order 1: assume the partner reasons at order 0, i.e. it simply repeats its "
-    "previous choice, and choose the option that differs from that prediction.",
-    2: "Reason at theory-of-mind order 2: assume the partner reasons at order 1, i.e. it predicts that you "
-    "repeat your previous choice and picks the other option; choose the option that differs from that.",
+_ORDER_HINT = {  # eq. 8-9 spelt out for the A/B game: each order best-responds to the order below it
+    0: "Reason at theory-of-mind order 0: treat the partner as part of the environment. Assume it repeats its "
+    "previous choice, and choose the option that differs from that.",
+    1: "Reason at theory-of-mind order 1: assume the partner reasons at order 0, i.e. it expects you to repeat "
+    "your previous choice and so picks the option that differs from yours. Predict that choice, then choose the "
+    "option that differs from it.",
+    2: "Reason at theory-of-mind order 2: assume the partner reasons at order 1, i.e. it expects you to reason at "
+    "order 0 (expecting it to repeat its previous choice, you would pick the other option) and so picks the option "
+    "that differs from the one it expects of you. Predict that choice, then choose the option that differs from it.",
 }
 
 
