@@ -69,3 +69,28 @@ def test_every_parameter_change_in_the_class_plan_runs_offline(isolated: Path, m
         assert [o.status for o in out] == ["ok"], summarize(out)
         assert (work / "results" / "notebooks" / f"{stem}.ipynb").exists()
     assert {p: p.read_bytes() for p in researcher.rglob("*") if p.is_file()} == before
+
+
+def test_the_plan_links_every_exercise_to_its_heading_and_gives_its_answer() -> None:
+    """Each exercise of the teacher's edition is in the plan's answers table once, and every exercise link in the plan
+    lands on a heading of that notebook (JupyterLab's anchor: the heading's text, spaces as hyphens)."""
+    import nbformat
+
+    text = (ROOT / "notebooks" / "README.md").read_text()
+    table = text[text.index("## The exercises and their answers") :]
+    names, headings = [], {}
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "raw" and cell.source.startswith("# BEGIN QUESTION"):
+                names.append(re.search(r"^name:\s*(\S+)", cell.source, flags=re.M).group(1))  # type: ignore[union-attr]
+            if cell.cell_type == "markdown" and cell.source.startswith("### Exercise"):
+                head = cell.source.splitlines()[0][4:].strip()
+                headings[(path.name, head.replace(" ", "-"))] = head
+    for name in names:
+        assert table.count(f"`{name}`") == 1, name
+    links = re.findall(r"\]\((\d\d_\w+\.ipynb)#(Exercise-[^)]+)\)", text)
+    assert len(links) >= len(names)
+    for notebook, anchor in links:
+        assert (notebook, anchor) in headings, (notebook, anchor)
+    assert "TIME:" not in text, "the run times are measured (benchmarks/bench_exercises.py), not left out"

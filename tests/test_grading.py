@@ -192,34 +192,38 @@ def test_a_class_is_graded_offline_each_answer_in_the_sandbox(tmp_path: Path) ->
 
 @pytest.mark.series
 def test_a_student_checks_a_wrong_and_a_right_answer_in_the_kernel_then_is_graded(
-    tmp_path: Path, isolated: Path
+    tmp_path: Path, isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The student's side: the edition run in a Jupyter kernel, one answer wrong and one right; each check cell says
-    which, the wrong one why, neither the answer; then the saved notebook is graded."""
+    """The student's side, on the quickstart's student edition run in a Jupyter kernel: exercise 00.1 answered
+    wrong, 00.2 right; each check cell says which, the wrong one why, neither the answer. The saved notebook is
+    handed in and graded: the grade table and the feedback follow."""
     from nbclient import NotebookClient
 
-    teacher = teacher_notebook(tmp_path / "teacher")
-    (edition,) = write_student_edition(tmp_path / "student", [teacher])
-    right_cycle = (
-        "from tomlib.coalition import make_instance\n"
-        'cycle = make_instance({"A": {"B": 1.0, "C": -1.0}, "B": {"A": -1.0, "C": 1.0}, '
-        '"C": {"A": 1.0, "B": -1.0}}, names=["A", "B", "C"], min_size=2)'
-    )
-    mine = submit(edition, {"nb98_prime": "big_prime = 91", "nb98_cycle": right_cycle}, tmp_path / "me" / edition.name)
+    monkeypatch.delenv("TOMLIB_TRANSCRIPTS")  # the committed transcripts, as a class replays them
+    (edition,) = write_student_edition(tmp_path / "student", ["00"])
+    answers = {
+        "nb00_orders_choosing_b": "orders_choosing_b = {1}",
+        "nb00_model_matches_formal": "orders_model_matches = {0, 2}",
+    }
+    mine = submit(edition, answers, tmp_path / "class" / "ann" / edition.name)
     nb = nbformat.read(mine, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(mine.parent)}}).execute()
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(mine.parent)}}).execute()
     said = {}
     for cell in nb.cells:
         if cell.cell_type == "code" and "grader.check(" in cell.source:
             name = cell.source.split('"')[1]
             said[name] = "\n".join(o.get("data", {}).get("text/plain", o.get("text", "")) for o in cell.outputs)
-    assert "it has a divisor" in said["nb98_prime"] and "A prime has no divisor" in said["nb98_prime"]
-    assert "passed" in said["nb98_cycle"].lower() and "failed" not in said["nb98_cycle"].lower()
-    for text in said.values():
-        assert "SECRET" not in text and "test_above_a_hundred" not in text
+    wrong, right = said["nb00_orders_choosing_b"], said["nb00_model_matches_formal"]
+    assert "does not choose B after A-A" in wrong and "Follow the recursion" in wrong, wrong
+    assert "passed" in right.lower() and "failed" not in right.lower(), right
+    assert "{0, 2}" not in wrong, "the check must not give the answer away"
     nbformat.write(nb, mine)
-    rows = grade(tmp_path / "me", tmp_path / "teacher")
-    assert {r.exercise: r.points for r in rows} == {"nb98_prime": 0.0, "nb98_cycle": 2.0}
+    table = write_grades(grade(tmp_path / "class"), tmp_path / "grades")
+    got = {r["exercise"]: r for r in csv.DictReader(table.open())}
+    assert got["nb00_orders_choosing_b"]["points"] == "0" and got["nb00_model_matches_formal"]["points"] == "2"
+    feedback_page = (tmp_path / "grades" / "feedback" / "ann.md").read_text()
+    assert "**2 of 4 points.**" in feedback_page and "does not choose B after A-A" in feedback_page
+    assert "hidden checks: 0 of 1 passed" in feedback_page and "Not every order" not in feedback_page
 
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
