@@ -92,6 +92,10 @@ def test_the_source_is_staged_as_the_repository_lays_it_out(tmp_path: Path) -> N
     assert "{include} ../benchmarks/RESULTS.md" in performance
     assert "](../benchmarks/RESULTS.md)" not in "".join(p.read_text() for p in (staged / "docs").glob("*.md"))
     assert (staged / "figures" / "claims.coalition.png").exists()
+    # and every image a topic page shows is beside it
+    for page in (staged / "docs").glob("*.md"):
+        for image in re.findall(r"!\[[^\]]*\]\((images/[^)]+)\)", page.read_text()):
+            assert (page.parent / image).is_file(), (page.name, image)
 
 
 def test_every_topic_page_is_in_the_books_order() -> None:

@@ -134,6 +134,8 @@ def stage(results: Path, into: Path, root: Path | None = None) -> list[str]:
         for old, new in LINKS.items():
             text = text.replace(f"]({old})", f"]({new})")
         (into / "docs" / page.name).write_text(text, encoding="utf-8")
+    if (root / "docs" / "images").is_dir():  # the topic pages' screenshots
+        shutil.copytree(root / "docs" / "images", into / "docs" / "images")
     for plot in results.glob(FOREST):  # where REPORT's image links expect them, relative to the results folder
         (into / "figures").mkdir(exist_ok=True)
         shutil.copy2(plot, into / "figures" / plot.name)

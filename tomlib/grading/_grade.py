@@ -193,8 +193,8 @@ def _public_line(check: Check, result: CheckResult | None) -> str:
     said = result.reason or result.status
     if "answer cell" in result.stderr and "call_func" not in result.stderr:
         return f"- check {check.index + 1}: not run: your answer cell raised {said}"
-    hint = f" {check.failure_message}" if check.failure_message else ""
-    return f"- check {check.index + 1}: not yet.{hint} ({said})"
+    hint = f"{check.failure_message} " if check.failure_message else ""
+    return f"- check {check.index + 1} failed: {hint}({said})"
 
 
 def feedback(student: str, rows: list[Graded]) -> str:
