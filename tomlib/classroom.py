@@ -99,12 +99,23 @@ def reset(names: Sequence[str], folder: str | os.PathLike[str] | None = None) ->
     class's copy moves to ``.reset/<time>/`` there, never deleted. Returns the copies moved aside."""
     import time
 
-    from tomlib.runner import find_notebooks
+    from tomlib.errors import UsageError
 
     work = Path(folder) if folder else project_root() / FOLDER
     aside = work / ".reset" / time.strftime("%Y%m%d-%H%M%S")
+    series = sorted((project_root() / "notebooks").glob("*.ipynb"))
+    originals = []
+    for name in names:
+        stem = Path(name).name.removesuffix(".ipynb")
+        found = [nb for nb in series if nb.stem == stem] or [nb for nb in series if nb.stem.startswith(stem)]
+        if len(found) != 1:
+            raise UsageError(
+                f"--reset {name}: {'no notebook' if not found else 'several notebooks'} of the series "
+                f"{'is' if not found else 'are'} called that; name one by its number (01) or its file name."
+            )
+        originals += found
     moved = []
-    for original in find_notebooks(list(names)):
+    for original in originals:
         copy = work / original.name
         if copy.exists():
             aside.mkdir(parents=True, exist_ok=True)
@@ -156,4 +167,10 @@ def quiet_lab(prefix: str | os.PathLike[str] | None = None) -> Path:
 
 
 if __name__ == "__main__":
-    main()
+    from tomlib.errors import TomlibError
+
+    try:
+        main()
+    except TomlibError as exc:  # one line naming the fix, as the command line says it
+        print(f"reproduce.sh lab: {exc}", file=sys.stderr)
+        sys.exit(2)
