@@ -275,3 +275,12 @@ def test_the_series_student_edition_leaks_nothing_and_every_solution_earns_its_p
         else:
             assert r.points == 0 and r.status == "not answered", (r.exercise, r.status)
     assert len(by) == 2 * sum(len(exercises(p)) for p in NOTEBOOKS)
+
+
+def test_folding_keeps_what_comes_before_the_answers_heading() -> None:
+    from tomlib.grading._edition import _fold
+
+    cell = nbformat.v4.new_markdown_cell("Read this first.\n\n## Where we agree, and why not\n\nThe answer is 0.")
+    _fold(cell)
+    assert cell.source.startswith("Read this first.\n\n## Where we agree, and why not\n\n<details>")
+    assert cell.source.endswith("The answer is 0.\n\n</details>")

@@ -35,8 +35,8 @@ def _fold(cell: nbformat.NotebookNode) -> None:
     match = ANSWERS_AHEAD.search(cell.source)
     if not match:
         return
-    body = cell.source[match.end() :].strip()
-    cell.source = (
+    head, body = cell.source[: match.start()], cell.source[match.end() :].strip()
+    cell.source = head + (
         f"{match.group(1)} {match.group(2)}\n\n<details><summary>It states the answers to this notebook's exercises: "
         f"open it once you have answered them.</summary>\n\n{body}\n\n</details>"
     )
