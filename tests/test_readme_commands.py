@@ -58,6 +58,7 @@ SKIP = {  # prefix: why it is not run here (its arguments are still checked agai
     (TOMLIB, "sweep"): "executes a notebook over a grid on a dask cluster (tests/runner/test_cluster.py)",
     ("export",): "sets the reader's own API key or TLS files for the commands after it",
     (".venv/bin/dask",): "a scheduler or worker of a cluster of machines, with TLS certificates",
+    (TOMLIB, "class"): "writes the student edition or grades a class in the sandbox (tests/test_grading.py)",
 }
 LANGUAGES = {"bash", "python", "yaml", "text", ""}  # a block labelled otherwise (sh, console) would escape the test
 DIRECTIVES = {"{include}"}  # MyST directives of the book's pages: their bodies are options, not commands
