@@ -37,6 +37,8 @@ def test_lab_news_and_update_checks_are_off_and_other_settings_kept(tmp_path: Pa
     got = json.loads(path.read_text())
     assert got["@jupyterlab/apputils-extension:notification"] == {"fetchNews": "false", "checkForUpdates": False}
     assert got["@jupyterlab/apputils-extension:themes"] == {"theme": "JupyterLab Dark"}
+    # the class plan (and any Markdown) opens rendered, not as source
+    assert got["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"] == {"markdown": "Markdown Preview"}
 
 
 def tree_hash(root: Path) -> dict[str, str]:
