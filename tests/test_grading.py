@@ -284,3 +284,21 @@ def test_folding_keeps_what_comes_before_the_answers_heading() -> None:
     _fold(cell)
     assert cell.source.startswith("Read this first.\n\n## Where we agree, and why not\n\n<details>")
     assert cell.source.endswith("The answer is 0.\n\n</details>")
+
+
+def test_the_class_commands_refuse_a_folder_another_user_could_plant_links_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tomlib.__main__ import main
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    for argv in (
+        ["class", "edition", "--out", str(shared / "ed")],
+        ["class", "grade", str(tmp_path), "--out", str(shared / "g")],
+    ):
+        assert main(argv) != 0
+        said = capsys.readouterr().err
+        assert "any user can write to it" in said and "--out DIR" in said
+    assert not (shared / "ed").exists() and not (shared / "g").exists()

@@ -217,14 +217,27 @@ def _cmd_book(args: argparse.Namespace) -> int:
     return book(args.results, args.out)
 
 
+def _own_out(folder: str) -> str:
+    """``folder`` as one tomlib may write into (see :func:`tomlib.paths.results_folder`), its refusal naming --out."""
+    from tomlib.errors import UnsafeLocation
+    from tomlib.paths import results_folder
+
+    try:
+        results_folder(folder)
+    except UnsafeLocation as exc:
+        raise UnsafeLocation(str(exc).replace("--results DIR (or TOMLIB_RESULTS)", "--out DIR")) from None
+    return folder
+
+
 def _cmd_class(args: argparse.Namespace) -> int:
     from tomlib.errors import UsageError
 
     if args.action == "edition":
         from tomlib.grading import write_student_edition
 
-        written = write_student_edition(args.out or "student-edition", args.notebooks)
-        print(f"{len(written)} notebook(s) of the student edition in {args.out or 'student-edition'}/: hand it out")
+        out = _own_out(args.out or "student-edition")
+        written = write_student_edition(out, args.notebooks)
+        print(f"{len(written)} notebook(s) of the student edition in {out}/: hand it out")
         return 0
     from tqdm import tqdm
 
@@ -241,9 +254,9 @@ def _cmd_class(args: argparse.Namespace) -> int:
         bar.total = total
         bar.update(done - bar.n)
 
+    out = _own_out(args.out or "grades")
     rows = grade(args.submissions, args.teacher, jobs=args.jobs, progress=tick)
     bar.close()
-    out = args.out or "grades"
     table = write_grades(rows, out)
     students = len({r.student for r in rows})
     print(f"{students} student(s), {len(rows)} row(s): {table}; feedback for each in {out}/feedback/")
