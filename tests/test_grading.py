@@ -174,6 +174,9 @@ def test_a_class_is_graded_offline_each_answer_in_the_sandbox(tmp_path: Path) ->
     fake = f"import os\nopen({str(marker)!r}, 'w')\nprint('passed')\nos._exit(0)"
     submit(edition, {"nb98_prime": fake}, subs / "bob" / edition.name)
     (subs / "cy.ipynb").write_text("{not json")
+    readme = Path(__file__).resolve().parent.parent / "README.md"  # the project's, outside what an answer may see
+    peek = f"import os\nbig_prime = 4 if os.path.exists({str(readme)!r}) else 100_003"
+    submit(edition, {"nb98_prime": peek}, subs / "dee" / edition.name)
     rows = grade(subs, tmp_path / "teacher")
     table = write_grades(rows, tmp_path / "grades")
     got = {(r["student"], r["exercise"]): r for r in csv.DictReader(table.open())}
@@ -181,6 +184,7 @@ def test_a_class_is_graded_offline_each_answer_in_the_sandbox(tmp_path: Path) ->
     assert got["ann", "nb98_cycle"]["points"] == "2" and got["ann", "nb98_cycle"]["public_passed"] == "1/1"
     assert got["bob", "nb98_prime"]["points"] == "0" and got["bob", "nb98_cycle"]["status"] == "not answered"
     assert got["cy", ""]["status"].startswith("not graded: not a notebook")
+    assert got["dee", "nb98_prime"]["points"] == "2", "an answer saw the project beyond its code, data and configs"
     assert not marker.exists(), "an answer wrote outside its sandbox"
     ann = (tmp_path / "grades" / "feedback" / "ann.md").read_text()
     assert "**2 of 4 points.**" in ann and "A prime has no divisor" in ann and "it has a divisor" in ann

@@ -1,7 +1,8 @@
 """Grading a class offline: every check of every exercise on each submitted notebook, each in the sandbox.
 
 A submitted notebook is untrusted code. Its answer cell runs with one check at a time in a sandboxed process
-(:func:`tomlib.sandbox.run_tests`: no network, a read-only world, the project and its environment visible, limits),
+(:func:`tomlib.sandbox.run_tests`: no network, a read-only world, of the project only its code, data and configs
+visible (:data:`VISIBLE`) and its environment, limits),
 never in this process; the check is otter's exception-based test case, given only that case's source. A check
 passes only when its test returned (the sandbox's pass token), so a check's points cannot be printed into being.
 Feedback quotes a public check's message; of the hidden checks it says how many passed, nothing else."""
@@ -35,7 +36,7 @@ for _d in {sites!r}:
     _site.addsitedir(_d)
 _sys.path.insert(0, {root!r})
 _os.makedirs("/tmp/home", exist_ok=True)
-_os.environ.update({{"HOME": "/tmp/home", "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/home",
+_os.environ.update({{"TOMLIB_ROOT": {root!r}, "HOME": "/tmp/home", "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/home",
     "TOMLIB_RESULTS": "/tmp/results", "TOMLIB_STORE": "/tmp/store/responses.sqlite", "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}})
 _r = eval(compile({answer!r}, "answer cell", "exec", flags=_ast.PyCF_ALLOW_TOP_LEVEL_AWAIT), globals())
@@ -100,9 +101,14 @@ def _answered(code: str | None) -> bool:
     return bool(lines) and not any(re.fullmatch(r"\s*[\w.]+\s*=\s*\.\.\.\s*(#.*)?", ln) for ln in lines)
 
 
+VISIBLE = ("tomlib", "data", "configs")
+"""What of the project a student's answer may read: the code, the bundled data and transcripts, the model configs;
+not the rest (results, the response store, anyone's .env), which a check's message could otherwise carry out."""
+
+
 def _visible() -> list[str]:
     paths = sysconfig.get_paths()
-    return sorted({paths["purelib"], paths["platlib"], str(project_root())})
+    return sorted({paths["purelib"], paths["platlib"], *(str(project_root() / p) for p in VISIBLE)})
 
 
 def run_check(exercise: Exercise, check: Check, answer: str) -> CheckResult:
