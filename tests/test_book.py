@@ -92,6 +92,9 @@ def test_the_source_is_staged_as_the_repository_lays_it_out(tmp_path: Path) -> N
     assert "{include} ../benchmarks/RESULTS.md" in performance
     assert "](../benchmarks/RESULTS.md)" not in "".join(p.read_text() for p in (staged / "docs").glob("*.md"))
     assert (staged / "figures" / "claims.coalition.png").exists()
+    # the class plan's links to exercise headings go to the chapters in the book
+    plan = (staged / "notebooks" / "README.md").read_text()
+    assert "](../notebooks/00_quickstart.ipynb)" in plan and ".ipynb#Exercise" not in plan
     # and every image a topic page shows is beside it
     for page in (staged / "docs").glob("*.md"):
         for image in re.findall(r"!\[[^\]]*\]\((images/[^)]+)\)", page.read_text()):

@@ -142,7 +142,11 @@ def stage(results: Path, into: Path, root: Path | None = None) -> list[str]:
     for rel in INCLUDED:
         if (root / rel).exists():
             (into / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(root / rel, into / rel)
+            text = (root / rel).read_text(encoding="utf-8")
+            # the class plan links a notebook's exercise heading (JupyterLab's anchor); included in docs/teaching,
+            # the book links the notebook's chapter instead
+            text = re.sub(r"\]\((\d\d_\w+\.ipynb)#[^)]*\)", r"](../notebooks/\1)", text)
+            (into / rel).write_text(text, encoding="utf-8")
     stems, pages = [nb.stem for nb in found], topics(into / "docs")
     (into / "index.md").write_text(landing(results, stems, pages), encoding="utf-8")
     return ["index", *(f"notebooks/{s}" for s in stems), *(f"docs/{s}" for s in pages)]
