@@ -240,15 +240,29 @@ def _own_proc(libc: ctypes.CDLL, applied: list) -> None:
         applied.append("own-proc")  # no procfs allowed here: then no /proc at all
 
 
-def _check_mounts(libc: ctypes.CDLL, applied: list, hidden: list[str], limits: dict) -> None:
+def _check_mounts(
+    libc: ctypes.CDLL, applied: list, hidden: list[str], limits: dict, visible: Sequence[str] = ()
+) -> None:
     """What each check gets of its own, as PID 1 of its namespaces: /proc, and fresh tmpfs wherever it may write (so
-    nothing a check wrote is there for the next), each of ``file_mb`` (memory the budget counts). A top-level folder
+    nothing a check wrote is there for the next), each of ``file_mb`` (memory the budget counts). A ``visible``
+    folder under one of those (a checkout in /tmp) is bound back into the fresh tmpfs, read-only. A top-level folder
     made since ``hidden`` was listed is hidden."""
+    inside = lambda p, tops: any(p == t or p.startswith(t + "/") for t in tops)  # noqa: E731
+    covered = [os.path.realpath(v) for v in visible if inside(os.path.realpath(v), list(WRITABLE))]
+    handles = [os.open(v, os.O_PATH | os.O_DIRECTORY) for v in covered]  # held across the new tmpfs
     _own_proc(libc, applied)
     for path in WRITABLE:
         size = f"size={limits['file_mb'] * TMPFS_FILES}m,mode=1777"
         if os.path.isdir(path) and not _mount(libc, "tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, size):
             raise OSError(f"could not mount a fresh tmpfs on {path}")
+    for path, fd in zip(covered, handles, strict=True):
+        os.makedirs(path, exist_ok=True)
+        if not _mount(libc, f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC):
+            raise OSError(f"could not show {path} to the check")
+        os.close(fd)
+        flags = next((f for mp, f in reversed(_mounts()) if mp == path), 0)
+        if not _mount(libc, None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags):
+            raise OSError(f"could not make {path} read-only for the check")
     for h in _hidden():
         if h not in hidden and not _mount(libc, "tmpfs", h, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=1m"):
             raise OSError(f"could not hide {h}")
@@ -411,7 +425,7 @@ def _namespaces(spec: dict, program: str, applied: list, owner: int) -> str:
     with open(program, "rb") as fh:  # read before /tmp is replaced
         code = fh.read()
     hidden = _world(libc, applied, spec.get("visible", ()))
-    _check_mounts(libc, applied, hidden, spec["limits"])
+    _check_mounts(libc, applied, hidden, spec["limits"], spec.get("visible", ()))
     program = _place(code)
     _drop_privileges(libc, applied, program, owner)
     return program
