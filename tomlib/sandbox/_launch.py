@@ -240,22 +240,27 @@ def _own_proc(libc: ctypes.CDLL, applied: list) -> None:
         applied.append("own-proc")  # no procfs allowed here: then no /proc at all
 
 
+def _under_writable(visible: Sequence[str]) -> list[tuple[str, int]]:
+    """The ``visible`` folders a fresh tmpfs will cover (a checkout in /tmp), each with a handle opened now, before
+    any tmpfs is mounted, to bind it back from afterwards (:func:`_check_mounts`)."""
+    inside = lambda p: any(p == t or p.startswith(t + "/") for t in WRITABLE)  # noqa: E731
+    real = [os.path.realpath(v) for v in visible]
+    return [(v, os.open(v, os.O_PATH | os.O_DIRECTORY)) for v in real if inside(v) and os.path.isdir(v)]
+
+
 def _check_mounts(
-    libc: ctypes.CDLL, applied: list, hidden: list[str], limits: dict, visible: Sequence[str] = ()
+    libc: ctypes.CDLL, applied: list, hidden: list[str], limits: dict, covered: Sequence[tuple[str, int]] = ()
 ) -> None:
     """What each check gets of its own, as PID 1 of its namespaces: /proc, and fresh tmpfs wherever it may write (so
-    nothing a check wrote is there for the next), each of ``file_mb`` (memory the budget counts). A ``visible``
-    folder under one of those (a checkout in /tmp) is bound back into the fresh tmpfs, read-only. A top-level folder
-    made since ``hidden`` was listed is hidden."""
-    inside = lambda p, tops: any(p == t or p.startswith(t + "/") for t in tops)  # noqa: E731
-    covered = [os.path.realpath(v) for v in visible if inside(os.path.realpath(v), list(WRITABLE))]
-    handles = [os.open(v, os.O_PATH | os.O_DIRECTORY) for v in covered]  # held across the new tmpfs
+    nothing a check wrote is there for the next), each of ``file_mb`` (memory the budget counts). A visible folder
+    those cover (``covered``: :func:`_under_writable`) is bound back into the fresh tmpfs, read-only. A top-level
+    folder made since ``hidden`` was listed is hidden."""
     _own_proc(libc, applied)
     for path in WRITABLE:
         size = f"size={limits['file_mb'] * TMPFS_FILES}m,mode=1777"
         if os.path.isdir(path) and not _mount(libc, "tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, size):
             raise OSError(f"could not mount a fresh tmpfs on {path}")
-    for path, fd in zip(covered, handles, strict=True):
+    for path, fd in covered:
         os.makedirs(path, exist_ok=True)
         if not _mount(libc, f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC):
             raise OSError(f"could not show {path} to the check")
@@ -424,8 +429,9 @@ def _namespaces(spec: dict, program: str, applied: list, owner: int) -> str:
         os._exit(os.waitstatus_to_exitcode(status) & 0xFF if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
     with open(program, "rb") as fh:  # read before /tmp is replaced
         code = fh.read()
+    covered = _under_writable(spec.get("visible", ()))
     hidden = _world(libc, applied, spec.get("visible", ()))
-    _check_mounts(libc, applied, hidden, spec["limits"], spec.get("visible", ()))
+    _check_mounts(libc, applied, hidden, spec["limits"], covered)
     program = _place(code)
     _drop_privileges(libc, applied, program, owner)
     return program
