@@ -219,13 +219,9 @@ def _cmd_book(args: argparse.Namespace) -> int:
 
 def _own_out(folder: str) -> str:
     """``folder`` as one tomlib may write into (see :func:`tomlib.paths.results_folder`), its refusal naming --out."""
-    from tomlib.errors import UnsafeLocation
     from tomlib.paths import results_folder
 
-    try:
-        results_folder(folder)
-    except UnsafeLocation as exc:
-        raise UnsafeLocation(str(exc).replace("--results DIR (or TOMLIB_RESULTS)", "--out DIR")) from None
+    results_folder(folder, option="--out DIR")
     return folder
 
 

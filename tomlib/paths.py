@@ -214,16 +214,17 @@ def read_own(path: str | os.PathLike[str]) -> bytes | None:
             return None
 
 
-def results_folder(path: str | os.PathLike[str]) -> Path:
+def results_folder(path: str | os.PathLike[str], option: str = "--results DIR (or TOMLIB_RESULTS)") -> Path:
     """``path`` as a folder tomlib may write results into, made (with its missing parents) when missing. Refused in
     one line naming the fix (:class:`~tomlib.errors.UnsafeLocation`) when another user owns it or can write to it, when
     an entry in it belongs to another user, or when a folder above it could be changed by another user (see
     :func:`private_dir`): such a user could plant a link there and have a run overwrite a file of yours. Unlike a
-    private folder it may be readable by others (and may be a link to a folder of yours)."""
+    private folder it may be readable by others (and may be a link to a folder of yours). ``option`` is how the
+    refusal names the way to choose another."""
     from tomlib.errors import UnsafeLocation, UsageError
 
     folder = Path(os.path.abspath(path))
-    fix = "choose a folder of yours with --results DIR (or TOMLIB_RESULTS)"
+    fix = f"choose a folder of yours with {option}"
 
     def refuse(why: str, remedy: str) -> UsageError:
         return UnsafeLocation(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import functools
 import re
 import sysconfig
 from collections.abc import Callable
@@ -65,6 +66,7 @@ class Graded:
     hidden: list[tuple[Check, CheckResult | None]] = field(default_factory=list)
 
 
+@functools.lru_cache(maxsize=256)
 def _one_case(tests: str, index: int) -> str:
     """otter's test file text with only its ``index``-th test case (so a run holds no other check's source)."""
     tree = ast.parse(tests)
@@ -106,19 +108,17 @@ VISIBLE = ("tomlib", "data", "configs")
 not the rest (results, the response store, anyone's .env), which a check's message could otherwise carry out."""
 
 
-def _visible() -> list[str]:
+def _sites() -> list[str]:
     paths = sysconfig.get_paths()
-    return sorted({paths["purelib"], paths["platlib"], *(str(project_root() / p) for p in VISIBLE)})
+    return sorted({paths["purelib"], paths["platlib"]})
 
 
 def run_check(exercise: Exercise, check: Check, answer: str) -> CheckResult:
     """Run ``answer`` then one check of ``exercise`` in the sandbox."""
-    paths = sysconfig.get_paths()
-    program = _PRELUDE.format(
-        sites=sorted({paths["purelib"], paths["platlib"]}), root=str(project_root()), answer=answer
-    )
+    sites, root = _sites(), project_root()
+    program = _PRELUDE.format(sites=sites, root=str(root), answer=answer)
     tests = _CASE.format(tests=_one_case(exercise.tests, check.index), name=exercise.name)
-    return run_tests(program, tests, limits=LIMITS, visible=_visible())
+    return run_tests(program, tests, limits=LIMITS, visible=[*sites, *(str(root / p) for p in VISIBLE)])
 
 
 def _student_of(path: Path, root: Path) -> str:
