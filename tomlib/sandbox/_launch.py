@@ -1,33 +1,69 @@
-"""The sandbox's launcher. Two ways to start it, with the same isolation:
+"""The sandbox's launcher: how a check is isolated. The one description of the sandbox's internals; the user's view
+(what each protection means, what remains) is ``docs/generated-code.md``.
 
-- ``python -I -S _launch.py --serve FD`` (pre-forked, the default): one long-lived process per worker. It makes the
-  network and mount namespaces (inside a user namespace when not root) and the read-only world once, then takes
-  checks from the socket FD. For each check it forks a child that makes fresh PID, mount and IPC namespaces; PID 1
-  there (ours, never the program) mounts a /proc of its own and fresh tmpfs over /tmp, /var/tmp and /dev/shm, and
-  forks the program's process, which drops every capability, sets no_new_privs, denies the keyring calls, becomes a
-  uid of the check's own when root, sets the resource limits and runs the program in this already-started
-  interpreter. When the program exits, PID 1
-  exits and the kernel kills whatever the check left (a daemon, a process that left its group) before the launcher
-  reports the result. Each link of launcher -> child -> PID 1 dies with its parent, so killing the launcher kills a
-  running check.
-- ``python -I -S _launch.py SPEC.json`` (one launcher per check): the same namespaces and world made for one check,
-  then the program runs in that launcher's interpreter. Used where the pre-forked launcher cannot start, and for
-  ``Limits(namespaces=False)``.
+Two ways to start it, with the same isolation:
 
-Isolation, either way: no network; a /proc of its own that shows only the check's processes, with /proc/sys
-read-only; every file system read-only except a private /tmp (its working directory), /var/tmp and /dev/shm;
-every top-level folder that is not the system's (/usr, /etc, /lib…) hidden: /root, /home and /run, and also the
-checkout, /srv, /opt, /mnt, /var and any data folder, since a program needs none of them (the interpreter stays
-visible); its own SysV IPC; every process it starts dies with it; no kernel keyring (seccomp denies add_key,
-request_key and keyctl, so the caller's session keyring stays out of reach). The program gets no capability and
-no_new_privs, so it cannot undo any of that; root's program runs as a uid of the check's own (so a fork bomb next
-door cannot use up its process count). Its processes together stay within ``memory_mb`` (see :func:`budget`). When
-the check's ``require`` names a protection that could not be applied, it runs nothing and says what was missing.
+- ``python -I -S _launch.py --serve FD`` (pre-forked, the default; ``_Launcher``/``_Pool`` in :mod:`._run`): one
+  long-lived process per worker thread, idle between checks. It makes the user namespace (when not root), the
+  network and mount namespaces and the read-only world once, and imports a few stateless stdlib modules
+  (:data:`PRELOAD`). A check arrives on the ``SOCK_SEQPACKET`` socket FD as JSON (limits, required protections, the
+  byte where the tests start) with five descriptors passed by ``SCM_RIGHTS`` (program, stdout, stderr, result pipe,
+  token pipe); the launcher never reads them, so no program or token stays in its memory.
+- ``python -I -S _launch.py SPEC.json`` (one launcher per check, ``_run_launcher``): the same namespaces and world
+  made for one check, then the program runs in that launcher's interpreter. Used where the pre-forked launcher
+  cannot start or cannot set a check up (the process then switches to it for good), and for
+  ``Limits(namespaces=False)``, which is what a machine without namespaces gets and how the tests reach the refusal.
 
-The verdict is out of the program's hands: what applied and what was missing travel to the caller on a descriptor
-closed before the program starts, and the pass token, read before the program starts, is written by
-:func:`run_program` only after the tests returned. Only the standard library is used: it starts with
-site-packages disabled.
+Namespaces. Root enters new network and mount namespaces directly; anyone else first makes a user namespace mapping
+only their own uid and gid (the one mapping an unprivileged process may write), which gives them the capabilities
+to do the same inside it. In a user namespace the copied mounts are locked: a read-only remount must repeat their
+``nosuid``/``nodev``/``noexec``/atime flags (read from ``mountinfo``) or the kernel refuses it.
+
+Per check: launcher -> child (unshares PID, mount, IPC) -> PID 1 of the new PID namespace (ours, never the
+program's: a fresh ``/proc`` with ``/proc/sys`` and ``/proc/sysrq-trigger`` read-only, fresh tmpfs over
+:data:`WRITABLE`, and any top-level folder made since the launcher started hidden) -> the program's process
+(descriptors 1-5, the bounding set dropped, its own uid when root, ``capset`` to zero since nothing is exec'd,
+no_new_privs, the keyring seccomp filter, rlimits), which runs the program with ``exec`` as its own ``__main__`` and
+leaves with ``os._exit`` after joining threads and running ``atexit`` (no interpreter teardown). Each link has
+``PR_SET_PDEATHSIG=SIGKILL`` set by our code, never the program's, so killing the launcher kills a running check;
+PID 1's exit makes the kernel kill whatever the check left (a daemon, a process that left its group) before the
+launcher reports ``done``. At the deadline the caller sends ``kill``; when the socket closes or the launcher stops
+answering, the caller kills it and the next check starts a new one.
+
+Isolation, either way: no network; a /proc of its own that shows only the check's processes (without it, an ordinary
+user's check could read ``/proc/<pid>/environ`` of the user's own kernel, its API key); every file system read-only
+(remounted) except a private /tmp (its working directory), /var/tmp and /dev/shm; an empty read-only tmpfs over every
+top-level folder that is not the system's (:data:`SYSTEM`), so /root, /home, /run, the checkout, /srv, /opt, /mnt, /var
+and any data folder are hidden, since a program needs none of them. The interpreter's prefix (under ``/root/.pyenv`` on
+these machines) and the check's ``visible`` folders stay: one inside a hidden folder is bound back read-only through a
+stash in /dev/shm (the hiding tmpfs is mode 755, so any uid reaches it), one under a writable folder (a checkout in
+/tmp) from a handle opened before the fresh tmpfs covered it. Its own SysV IPC; every process it starts dies with it; no
+kernel keyring (seccomp denies ``add_key``, ``request_key`` and ``keyctl``, so the caller's session keyring stays out of
+reach). The program gets no capability and no_new_privs, so it cannot undo any of that. Root's program runs as a uid of
+the check's own, :data:`CHECK_UIDS` + its launcher's pid (set after the bounding set is dropped, which needs root):
+without capabilities uid 0 would still own ``/etc/shadow``, and ``nobody`` for every check would share one RLIMIT_NPROC
+count, so one check's fork bomb would starve the others. When the check's ``require`` names a protection that could not
+be applied, it runs nothing and says what was missing.
+
+The memory budget (:func:`budget`): RLIMIT_AS per process is what the writable tmpfs leave of ``memory_mb``, shared
+by ``processes``; RLIMIT_NPROC is ``processes`` plus the launcher's processes the kernel counts with the program's
+(0 as root, whose program has a uid of its own; 3 in a pre-forked launcher's user namespace: launcher, the check's
+first process and PID 1; 1 with a launcher per check). RLIMIT_NPROC counts threads, and root is not held to it,
+which is why root's program must not stay uid 0.
+
+The verdict is out of the program's hands: the program's process writes ``applied ...`` (and ``missing ...`` when a
+required protection failed) on descriptor 5 (:data:`STATUS_FD`) and closes it before the program runs; PID 1 adds
+``exit <status>``; the launcher relays them in its ``done`` message. :func:`run_program` reads the pass token from
+descriptor 4 before the program, binds ``exec``, ``os.write`` and ``sys.settrace`` first, runs the program and then
+the tests (compiled apart, the tests' lines numbered as in ``main.py``), and writes the token to descriptor 3 only
+when the tests returned. A pass is ``exit 0`` and exactly the token on the result pipe. Bump
+``tomlib.sandbox._cache.HARNESS_VERSION`` when any of this changes, so cached verdicts of an older harness are not
+reused. Only the standard library is used: it starts with site-packages disabled.
+
+Tested in ``tests/sandbox/test_sandbox.py``, as the user running the tests and again as ``nobody``
+(``tests/sandbox/_users.py``: ``setpriv`` drops to uid 65534 and runs a small driver, with an interpreter ``nobody``
+can execute, on a world-readable copy of ``tomlib/``; ``setpriv`` exits 0 even when it cannot execute the path it was
+given, so the probe checks ``sys.executable`` itself; ``in_turn`` runs several checks through one launcher).
 """
 
 import atexit

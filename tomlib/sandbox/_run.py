@@ -1,4 +1,9 @@
-"""One check in a sandboxed subprocess, and many in parallel."""
+"""One check in a sandboxed subprocess, and many in parallel: the caller's side of :mod:`tomlib.sandbox._launch`.
+
+A pool (``_Pool``) keeps one pre-forked launcher (``_Launcher``) per worker thread; a launcher that dies or stops
+answering is killed and replaced, and one that cannot start switches the process to a launcher per check
+(``_run_launcher``). How a check is isolated and how its verdict travels: :mod:`tomlib.sandbox._launch`.
+"""
 
 from __future__ import annotations
 
