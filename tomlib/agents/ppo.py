@@ -11,6 +11,11 @@ encoding with a convolutional network. Rows that use it carry the source suffix 
 At run time the trained networks are plain numpy (two tanh layers and a linear action head): torch is needed only
 to train. The weights, each member's training record and the evaluation the script made are in
 ``data/partners/ppo_selfplay_<layout>.npz``; its ``meta`` says how they were made.
+
+Training plays tomlib's own ``OvercookedGame.transition``, so a change to the kitchen's rules, its grid or its cook
+time changes the layout digest in the weights' ``meta``, and :meth:`Population.load` refuses the old weights with the
+command to retrain. Train in a venv of its own (``DEVELOPERS.md``, build facts: torch here is a CUDA wheel); new
+weights change notebook 03's ``formal+ppo:selfplay`` rows.
 """
 
 from __future__ import annotations

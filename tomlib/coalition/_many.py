@@ -4,6 +4,10 @@ Notebook 07's formal checks (Appendix G, everyone-in, one-to-many, Appendix C.1)
 each in a few milliseconds, one after the other on one core. :func:`solve_many` hands them to spawned worker
 processes (:func:`tomlib.workers.formal_workers` of them, the runner's share of the cores per kernel) in order-keeping
 chunks. The instances are drawn by the caller first, so every number is the same as solving them in turn.
+
+A function handed to :func:`solve_many` is pickled by name: keep it in ``tomlib.coalition`` (a worker imports that
+alone, in about 0.4 s) or use a ``functools.partial`` of one, never a lambda. Randomness inside it must come from its
+item (Appendix G seeds ``random.Random`` per trial), never from a generator shared across items.
 """
 
 from __future__ import annotations

@@ -13,6 +13,12 @@ floor cells, a direction index, a held item (none, onion, dish, soup) and the po
 ``COOKING + tick`` while it cooks, then ``READY``). :func:`solve` enumerates every state reachable from the start
 and computes V*(s), the fewest steps to the first delivery with both cooks playing optimally, by value iteration
 over a transition table held in numpy.
+
+Solving takes about 5 s (132,664 states from the symmetric kitchen's start) and is done once per process; the
+solved model is kept in ``.tomlib/cache/kitchen-<hash>.npz`` (``TOMLIB_CACHE`` moves it), keyed by the layout, start,
+cook time and this module's own source, written through a temporary file and a rename; a damaged or foreign file is
+solved again. ``KitchenState.key`` is overcooked-ai's state string, which leaves out facings and the cooking tick:
+never cache by it. With counters the model would have about 49 million states, out of reach here.
 """
 
 from __future__ import annotations

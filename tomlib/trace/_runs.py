@@ -1,5 +1,12 @@
 """``python -m tomlib runs list | prune``: what the run logs under ``results/runs/`` hold and cost, and removing
-the ones no executed notebook uses any more (every run adds a folder; a rerun leaves the old one behind)."""
+the ones no executed notebook uses any more (every run adds a folder; a rerun leaves the old one behind).
+
+An interrupted run leaves ``.NN_<name>.attempt-<PID>.ipynb`` beside the executed notebooks (the runner writes there,
+then moves it into place). ``run``, ``sweep`` and ``runs prune`` remove the ones whose PID is not a living process
+(:func:`stale_attempts`), and ``runs prune`` keeps a run log without an index while the PID of its ``run_start``
+lives. Both checks see only this machine's processes: do not clean a results folder a remote cluster is writing
+into.
+"""
 
 from __future__ import annotations
 
