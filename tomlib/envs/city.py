@@ -20,13 +20,12 @@ How the world advances is a named rule set, :attr:`CityParams.dynamics`:
 Every rule is a parameter of :class:`CityParams`; :data:`PROVENANCE` says which default comes from the paper,
 which from the authors' public code (facts only, adopted where the paper is silent), and which is ours.
 
-The authors' rule set is held to ``data/tom_ib_authors/trajectories.json``: scripts played in their ``game.py`` on
-their ``main.py`` schedule, which ``tests/envs/test_city.py`` replays (any change to :meth:`City.apply` must keep them
-green). Make it again with ``python data/tom_ib_authors/make_trajectories.py PATH`` from a checkout of their
-repository (from a bare mirror, ``git worktree add`` or ``git show HEAD:game.py`` gives the two files). The optima in ``data/asp_optima/`` are keyed by every
-:class:`CityParams` field, so a new field means solving both rule sets again (the authors' takes about 90 s with
-unit 1).
-"""
+The authors' rule set is held to ``data/tom_ib_authors/trajectories.json``: scripts played in their ``game.py`` on their
+``main.py`` schedule, which ``tests/envs/test_city.py`` replays (any change to :meth:`City.apply` must keep them green).
+Make it again with ``python data/tom_ib_authors/make_trajectories.py PATH`` from a checkout of their repository (from a
+bare mirror, ``git worktree add`` or ``git show HEAD:game.py`` gives the two files). The optima in ``data/asp_optima/``
+are keyed by every :class:`CityParams` field, so a new field means solving both rule sets again (the authors' takes
+about 90 s with unit 1)."""
 
 from __future__ import annotations
 
