@@ -42,7 +42,14 @@ _ORDER_HINT = {  # eq. 8-9 spelt out for the A/B game: each order best-responds 
 
 
 def k_level_messages(tom_order: int, my_last: Choice, partner_last: Choice, me: int = 1) -> list[dict[str, str]]:
-    """Prompt for one decision of a ToM-``tom_order`` player (our wording)."""
+    """Prompt for one decision of a ToM-``tom_order`` player in the A/B game (our wording of eq. 8-9).
+
+    Args:
+        tom_order: the player's ToM order k, 0, 1 or 2 (the paper's range).
+        my_last: the player's own choice last round, ``A`` or ``B``.
+        partner_last: the partner's choice last round.
+        me: which player the prompt addresses (1 or 2); only the name in the rules changes.
+    """
     if tom_order not in _ORDER_HINT:
         raise ValueError(f"tom_order must be 0, 1 or 2 (the paper's range); got {tom_order}")
     return [

@@ -283,7 +283,13 @@ def as_data(frame: pd.DataFrame) -> pd.DataFrame:
 
 def claims_on(tables: str | Iterable[str], results: str | os.PathLike[str] | None = None) -> pd.DataFrame:
     """The claims that rest on ``tables`` (``paper_id.table_id``), judged on the units in ``results``: one row per
-    claim, a column per source (what a notebook shows at its end)."""
+    claim, a column per source (what a notebook shows at its end).
+
+    Args:
+        tables: one table id or several (``"coalition.table1"``, as the registry in ``data/claims/`` names them);
+            every claim resting on any of them is judged, with its paper's Holm family.
+        results: the results folder whose ``units/`` hold the outcomes; None: the default results folder.
+    """
     wanted = {tables} if isinstance(tables, str) else set(tables)
     papers = sorted({t.split(".", 1)[0] for t in wanted})
     units = read_units(results)

@@ -182,11 +182,15 @@ def _cut(inst: AlignmentInstance, blocking: tuple[int, ...], k: int) -> str:
 
 
 def solve_coalitions(inst: AlignmentInstance, *, optimize: bool = True, max_iterations: int = 10_000) -> Solution:
-    """A stable coalition structure, or a proof that none exists.
+    """A stable coalition structure (the ICLR draft's core stability, §4.2), or a proof that none exists.
 
-    ``optimize``: the stable structure minimizing :func:`objective` (each guess is then an optimum, which costs
-    seconds at n = 12); otherwise any stable structure (a fraction of a second at n = 12), the right call when
-    only ``stable_exists`` is read."""
+    Args:
+        inst: the instance to solve (at most ``MAX_AGENTS`` agents).
+        optimize: the stable structure minimizing :func:`objective` (each guess is then an optimum, which costs
+            seconds at n = 12); otherwise any stable structure (a fraction of a second at n = 12), the right call
+            when only ``stable_exists`` is read.
+        max_iterations: the most guess-and-check rounds (each adds one cut) before a RuntimeError.
+    """
     t0 = time.perf_counter()
     ctl = _control() if optimize else clingo.Control(["--warn=none"])
     ctl.add("base", [], PARTITION + (OBJECTIVE if optimize else "") + _partition_facts(inst))

@@ -145,7 +145,12 @@ def objective(inst: AlignmentInstance, structure: CoalitionStructure) -> tuple[i
 
 
 def brute_force_stable(inst: AlignmentInstance) -> list[CoalitionStructure]:
-    """Every stable structure, by enumeration (small n only)."""
+    """Every stable structure, by enumeration (small n only): the independent check of the clingo solver (§4.2).
+
+    Args:
+        inst: the instance (scores, ε, λ, abilities, minimum size and the blocking readings); every partition of its
+            agents is enumerated, so keep n small.
+    """
     structures = enumerate_structures(inst.n, inst.min_size, inst.everyone_in)
     return [s for s in structures if find_blocking(inst, s) is None]
 
@@ -163,7 +168,13 @@ def selected_team(inst: AlignmentInstance, structure: CoalitionStructure) -> Coa
 
 def apply_blocking(structure: CoalitionStructure, blocking: Sequence[int], min_size: int) -> CoalitionStructure:
     """The members of ``blocking`` leave their coalitions and form it; a coalition left below ``min_size``
-    dissolves and its remaining members are outside."""
+    dissolves and its remaining members are outside (one step of Appendix G's blocking dynamics).
+
+    Args:
+        structure: the coalition structure before the move.
+        blocking: the agent indices of the blocking coalition C.
+        min_size: the fewest members a coalition keeps (the instance's ``min_size``).
+    """
     b = set(blocking)
     kept = []
     for c in structure.coalitions:

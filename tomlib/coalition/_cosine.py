@@ -33,7 +33,14 @@ def tokens(trajectory: Trajectory) -> list[str]:
 def cosine_alignment(
     beliefs: Sequence[Trajectory], actual: Sequence[Trajectory], *, embedding: Embedding = "tfidf"
 ) -> np.ndarray:
-    """A_j = cos(φ(beliefs[j]), φ(actual[j])) for each j (Appendix A), in [0, 1]."""
+    """A_j = cos(φ(beliefs[j]), φ(actual[j])) for each j (Appendix A), in [0, 1].
+
+    Args:
+        beliefs: the believed trajectory b_i(τ_j) of each agent j: text, or a sequence of (state, action) pairs.
+        actual: j's actual trajectory τ_j, in the same order and form as ``beliefs``.
+        embedding: φ, ``tfidf`` (fitted on the texts compared) or ``hashing`` (nothing fitted); the draft leaves φ
+            open, and both run offline.
+    """
     if len(beliefs) != len(actual):
         raise ValueError(f"one belief per actual trajectory: got {len(beliefs)} beliefs and {len(actual)} actual")
     if embedding not in EMBEDDINGS:

@@ -136,7 +136,15 @@ def choose(
 
 
 def team_shares(inst: AlignmentInstance, mechanism: Mechanism, selection: Selection) -> dict[tuple[int, ...], float]:
-    """The exact probability of each team under ``selection`` (no draw: the candidates split evenly)."""
+    """The exact probability of each team under ``selection`` (no draw: the candidates split evenly).
+
+    Args:
+        inst: the instance whose stable outcomes are the candidates.
+        mechanism: ``iclr`` (stable coalitions, §4.2 of the ICLR draft) or ``neurips`` (stable pairs, the NeurIPS
+            draft's matching).
+        selection: the rule that picks among stable outcomes (:data:`SELECTIONS`; Algorithm 1: "the coalition with
+            the strongest belief alignment" is ``best-aligned``).
+    """
     outcomes, _ = candidates(inst, mechanism, selection)
     shares: dict[tuple[int, ...], float] = {}
     for o in outcomes:

@@ -53,7 +53,13 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 def load_game(spec: str, **overrides: Any) -> Game:
-    """Build a game from a spec string (papermill-friendly) plus keyword overrides."""
+    """Build a game from a spec string (papermill-friendly) plus keyword overrides.
+
+    Args:
+        spec: the game and its parameters, ``name(key=value,...)`` (``"matrix(memory=n,actions=3)"``,
+            ``"grid(layout=game2)"``); :func:`list_games` names the games.
+        **overrides: parameters that replace the spec's, as typed values.
+    """
     name, params = parse_spec(spec)
     if name not in _REGISTRY:
         raise ValueError(f"unknown game {name!r}; known: {', '.join(sorted(_REGISTRY))}")

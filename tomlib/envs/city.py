@@ -65,12 +65,20 @@ class CityParams(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     districts: tuple[str, ...] = ("d1", "d2", "d3", "d4")
+    """The districts (§3.1: four, d1-d4)."""
     supply_node: str = "d1"
+    """Where agents refill (§3.1: d1)."""
     edges: tuple[tuple[str, str], ...] = (("d1", "d2"), ("d1", "d3"), ("d2", "d4"), ("d3", "d4"))
+    """The roads a ``MOVE`` may take (§3.1: d1-d2, d1-d3, d2-d4, d3-d4)."""
     extra_edges: tuple[tuple[str, str], ...] = (("d2", "d3"),)
+    """Roads the authors' code adds (d2-d3); ``()`` for §3.1's map alone."""
     consumption: int = Field(default=10, ge=0)
+    """C, what a district consumes of each resource per update (§3.1: 10)."""
     start_health: int = Field(default=100, ge=1)
+    """Every district's health at the start (§3.1: 100)."""
     dynamics: Literal["authors", "paper"] = "authors"
+    """How the world advances: ``authors`` (their code, which made Fig. 5) or ``paper`` (§3.1's equations); see the
+    module docstring."""
     initial_levels: dict[str, dict[str, int]] = Field(
         default_factory=lambda: {
             "d1": {"FOOD": 0, "MEDICINE": 0, "SECURITY": 0},
@@ -79,11 +87,17 @@ class CityParams(BaseModel):
             "d4": {"FOOD": 30, "MEDICINE": 80, "SECURITY": 60},
         }
     )
+    """Each district's resource levels at the start (the authors' code; the paper gives none)."""
     capacity: int = Field(default=100, ge=1)
+    """The most units an agent carries (the authors' code: 100)."""
     refill_to: int = Field(default=100, ge=0)
+    """What an agent holds after a refill in the supply node (the authors' code: 100)."""
     supply_at_supply_node: bool = False
+    """Whether ``SUPPLY_RESOURCE`` is allowed in the supply node (the authors' code: no)."""
     allow_none: bool = True
+    """Whether ``NONE`` is an action (the authors' code: yes)."""
     rounds: int = Field(default=7, ge=1)
+    """Rounds, one turn of each agent a round (§4.1: 7 turns per agent, 21 actions)."""
 
     def health_decrease(self, level: int) -> int:
         """Health lost for one resource at ``level``: §3.1's function (5 below 20), or 5 at ``<= 20`` under the

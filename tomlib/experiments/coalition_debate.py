@@ -38,7 +38,14 @@ PAPER_COOPERATION = {1: 9.1, 5: 18.2}
 
 
 def check_debate_parameters(model: str, *, judge: str, llm_mode: str, debates: Any) -> tuple[str, str]:
-    """Check notebook 12's parameters before any work; return (debater model, judge model)."""
+    """Check notebook 12's parameters before any work; return (debater model, judge model).
+
+    Args:
+        model: the one model that plays every debater (a name in ``configs/models.yaml``).
+        judge: the judge's model; blank: the debaters' model.
+        llm_mode: ``replay``, ``auto`` or ``live``, which decides whether each model must be reachable.
+        debates: seeded debates per configuration, at least 1 (the paper: 11, §6.4).
+    """
     check_whole("debates", debates, None)
     if debates < 1:  # not a count from the start of a set: no 0 for "all" here
         raise ValueError(f"parameter debates must be at least 1 (the paper: 11); got {debates}")
@@ -67,7 +74,14 @@ def estimate(model: str, judge: str, n_debates: int, rounds: int = 5) -> dict[st
 
 def announce(model: str, judge: str, n_debates: int, llm_mode: str) -> None:
     """Before live debates: each model's estimate, then the two together, which is what the budget must cover
-    (refused before any call when it does not: :meth:`Estimate.announce`); replay costs nothing and says nothing."""
+    (refused before any call when it does not: :meth:`Estimate.announce`); replay costs nothing and says nothing.
+
+    Args:
+        model: the debaters' model.
+        judge: the judge's model (the same name: one estimate).
+        n_debates: seeded debates per configuration, as :func:`run_debates` plays them.
+        llm_mode: ``replay`` says nothing; any other mode prints the estimate and checks it against the budget.
+    """
     if llm_mode == "replay":
         return
     parts = estimate(model, judge, n_debates)
@@ -118,8 +132,19 @@ async def run_debates(
     judge_chat: ChatModel | None = None,
     selection: str | None = None,
 ) -> DebateRuns:
-    """``debates`` seeded debates per configuration (the paper: 11); ``selection``: the rule that picks among stable
-    pairs (:data:`tomlib.coalition.SELECTIONS`; None: the NeurIPS draft's default)."""
+    """Every configuration of Table 4's debate (§6.4 of both drafts), ``debates`` seeded debates each.
+
+    Args:
+        model: the debaters' model (a name in ``configs/models.yaml``); ``local`` is the bundled model.
+        judge: the judge's model; None: the debaters' model.
+        llm_mode: ``replay`` (the committed transcripts, the offline default), ``auto`` or ``live``.
+        debates: seeded debates per configuration (the paper: 11).
+        results: the results folder the run log goes to; None: the default one.
+        chat: a client to use instead of one made from ``model`` and ``llm_mode`` (tests pass a fake endpoint's).
+        judge_chat: the judge's client likewise; None: ``chat`` when the judge is the debaters' model.
+        selection: the rule that picks among stable pairs (:data:`tomlib.coalition.SELECTIONS`; None: the NeurIPS
+            draft's default).
+    """
     rules = {m: check_selection(selection, m) for m in MECHANISMS}
     chat = chat or ChatModel.from_name(model, mode=llm_mode)  # type: ignore[arg-type]
     judge_chat = judge_chat or (chat if not judge or judge == model else ChatModel.from_name(judge, mode=llm_mode))  # type: ignore[arg-type]
@@ -153,7 +178,11 @@ async def run_debates(
 def table4(runs: DebateRuns) -> pd.DataFrame:
     """Win and draw rates per setting and side, and the ToM-1/ToM-2 cooperation rate (rounds 1 and 5). ToM with
     matching has a row per draft, each from debates under that draft's mechanism; the other settings are the same in
-    both drafts and carry ``draft = iclr`` (whose protocol, both sides tested, ours follows)."""
+    both drafts and carry ``draft = iclr`` (whose protocol, both sides tested, ours follows).
+
+    Args:
+        runs: the debates :func:`run_debates` played; their units are written beside the results they name.
+    """
     rows = []
     groups = [("no_tom", "iclr"), ("tom", "iclr"), *(("tom_matching", m) for m in MECHANISMS)]
     for setting, draft in groups:

@@ -50,8 +50,15 @@ OURS = {"Engineer3": 0.2, "Engineer4": -0.4}
 
 
 def check_parameters(*, rounds: int, trials: int, selection_draws: int, min_size: int) -> None:
-    """Notebook 07's counts before any work (``min_size`` 0 is ⌈N/2⌉; ε and the sizes are checked by
-    :func:`tomlib.coalition.make_instance`, with the paper's reading of each)."""
+    """Notebook 07's counts before any work (ε and the sizes are checked by :func:`tomlib.coalition.make_instance`,
+    with the paper's reading of each).
+
+    Args:
+        rounds: rounds of Algorithm 1 on drifting scores, at least 1 (coalition lifetime, §6.2).
+        trials: random instances per size for the Appendix G check and the comparisons, at least 1.
+        selection_draws: random score draws per team for the rules that choose among stable outcomes, at least 1.
+        min_size: the smallest coalition; 0 is ⌈N/2⌉ (the ICLR draft's |μ(i)| ≥ n - 1 setting).
+    """
     for name, count in {"rounds": rounds, "trials": trials, "selection_draws": selection_draws}.items():
         check_whole(name, count, 1)
     check_whole("min_size", min_size, 0)
@@ -66,7 +73,18 @@ def worked_instance(
     ability_sign: str = "intent",
     scores: dict[str, float] | None = None,
 ) -> AlignmentInstance:
-    """The PM and four ToM-0 engineers; ``scores`` overrides the PM's scores of engineers."""
+    """The PM and four ToM-0 engineers of §3 and Appendix A (Engineer3 and Engineer4's scores are ours).
+
+    Args:
+        epsilon: ε, the misalignment φ = (1 - s)/2 up to which a belief is trusted (φ ≤ ε; 0.25 trusts scores of 0.5
+            and above).
+        lam: λ, the weight of ability in the preferences (§5.2).
+        ability: each engineer's ability α (§5.2); None: no abilities.
+        min_size: the smallest coalition; None: ⌈n/2⌉.
+        ability_sign: ``intent`` (abler agents preferred, the text's intent) or ``printed`` (§5.2's formula as
+            printed).
+        scores: the PM's scores of engineers, overriding Appendix A's and ours.
+    """
     row = {**APPENDIX_A, **OURS, **(scores or {})}
     return make_instance(
         {"PM": row},
@@ -80,7 +98,11 @@ def worked_instance(
 
 
 def score_table(inst: AlignmentInstance) -> pd.DataFrame:
-    """Raw scores, misalignment φ = (1 - s)/2 and trust (φ ≤ ε) of every belief, with where each score is from."""
+    """Raw scores, misalignment φ = (1 - s)/2 and trust (φ ≤ ε) of every belief, with where each score is from.
+
+    Args:
+        inst: the instance whose beliefs are listed (:func:`worked_instance` in notebook 07).
+    """
     rows = []
     for i in range(inst.n):
         if not inst.has_beliefs[i]:
@@ -166,7 +188,12 @@ class MechanismView:
 def mechanism_view(inst: AlignmentInstance, seed: int = 0) -> MechanismView:
     """Solve both drafts' mechanisms for ``inst`` and describe the outcome each plays under its draft's default rule
     for choosing among stable outcomes (``selection``: ICLR best-aligned, NeurIPS uniform; ties and the uniform draw
-    seeded by ``seed``), as Algorithm 1 and the teams of notebooks 08-14 play it."""
+    seeded by ``seed``), as Algorithm 1 and the teams of notebooks 08-14 play it.
+
+    Args:
+        inst: the instance both mechanisms solve.
+        seed: seeds the ties and the NeurIPS draft's uniform draw among stable pairs.
+    """
     rng = random.Random(seed)
     chosen, total = choose(inst, "iclr", DEFAULT_SELECTION["iclr"], rng)
     structure = chosen.structure if chosen is not None else None

@@ -82,7 +82,14 @@ def replay_episode(ep: Episode, variant: Mapping[str, str], final_round: int = 5
 def replay(
     runs: Sequence[Runs], variants: Mapping[str, Mapping[str, str]] = VARIANTS, final_round: int = 5
 ) -> pd.DataFrame:
-    """Every matching episode of ``runs`` under every variant: one row per (episode, variant)."""
+    """Every matching episode of ``runs`` under every variant: one row per (episode, variant).
+
+    Args:
+        runs: recorded programming runs (:func:`run_programming`); only their matching episodes are replayed.
+        variants: the readings to replay, by label: each a protocol override (``rematch``, ``initial``,
+            ``preferences``); :data:`VARIANTS` holds the recorded reading (``as run``, a check) and one change of each.
+        final_round: the round whose Pass@1 a row reports (Table 3's fifth round).
+    """
     rows = []
     for run in runs:
         for ep in run.episodes:
@@ -109,7 +116,11 @@ def replay(
 def replay_summary(frame: pd.DataFrame) -> pd.DataFrame:
     """Per condition and reading: mean coalition lifetime (rounds), round-5 Pass@1 (%), mean team FTM (%), the
     episodes, and in how many the teams differ from the recorded ones (the replay's reach: beyond the first such
-    round, the real run would have had other prompts)."""
+    round, the real run would have had other prompts).
+
+    Args:
+        frame: the rows of :func:`replay`.
+    """
     if frame.empty:
         return frame
     keys = ["model", "benchmark", "pm_tom", "eng_tom", "reading"]
@@ -137,7 +148,11 @@ MEASURES = {"coalition_lifetime": "coalition lifetime (rounds of 5)", "pass_at_1
 
 
 def plot_replay(summary: pd.DataFrame) -> Any:
-    """Lifetime and Pass@1 per condition, one bar per reading (replayed on the recorded scores)."""
+    """Lifetime and Pass@1 per condition, one bar per reading (replayed on the recorded scores).
+
+    Args:
+        summary: the table of :func:`replay_summary`.
+    """
     import matplotlib.pyplot as plt
 
     readings = list(dict.fromkeys(summary["reading"]))

@@ -408,10 +408,18 @@ def explore(
     condition: str | None = None,
     prefer: Sequence[str] = (),
 ) -> ExplorerBox:
-    """The summary and the explorer together, as every experiment notebook ends; ``condition`` opens the first
-    run that has it at that condition (its first episodes are the ones drawn for a kernel-less page), and is an
-    error when no run has it. ``prefer`` names conditions to open on if they ran, in order; when none did (a
-    notebook run with other ``tasks``), the explorer opens on its first episode."""
+    """The summary and the explorer together, as every experiment notebook ends.
+
+    Args:
+        runs: the runs to show: a :class:`Trace`, a frame from :func:`tomlib.trace.load_runs`, run ids, or
+            experiment results with a ``run_id``; None: every run under ``results``.
+        results: the results folder the run logs are read from; None: the default one.
+        prerender: episodes of the opening condition drawn in advance, so an exported page without a kernel shows
+            them (widget state grows with these, not with the log).
+        condition: open the first run that has this condition, at it; an error when no run has it.
+        prefer: conditions to open on if they ran, in order; when none did (a notebook run with other ``tasks``),
+            the explorer opens on its first episode.
+    """
     explorer = TraceExplorer(
         runs, results=results, prerender=prerender, conditions=prefer if condition is None else (condition,)
     )
