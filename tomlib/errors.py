@@ -1,4 +1,8 @@
-"""The base of every error a user can cause or meet; the command line prints these as one line, no traceback."""
+"""The base of every error a user can cause or meet; the command line prints these as one line, no traceback.
+
+A :class:`TomlibError`'s message is redacted when it is made (``tomlib.redact``). When a wrapped exception may quote
+a key (an SDK error carrying a 401 body), raise ours ``from None``: otherwise the traceback shows the original.
+"""
 
 from __future__ import annotations
 

@@ -2,6 +2,10 @@
 
 Every location can be overridden by an environment variable so that tests, sweeps and notebooks opened
 from any working directory agree on one place.
+
+Paths that leave the machine go through :func:`portable`: executed notebooks (papermill records the notebook's
+path), pages, stamps and ``REPORT.*`` show the results folder as ``results``, the checkout as ``.`` and the home
+folder as ``~``. The sweep index stores run folders relative to the sweep folder; code reading it joins them to it.
 """
 
 from __future__ import annotations

@@ -14,7 +14,12 @@ The guard refuses what a local OpenAI client never sends but a web page or anoth
   a chunked body passes the limit;
 
 and answers a ``X-Tomlib-Challenge`` header with ``X-Tomlib-Proof`` (an HMAC under a key only the parent knows), so
-the parent's health check can tell this server from anything else on the port.
+the parent's health check can tell this server from anything else on the port. Every request also needs a bearer
+token derived from the same per-start key (llama_cpp's ``api_key``; ``LocalServer.api_key``, which ``ChatModel``
+uses), so another local user who connects cannot use the model.
+
+Why the body cap is small: llama_cpp holds about 100 times a prompt's size in memory while it tokenizes (a 4 MB
+body cost 310 MB and 6 s; 50 MB, 5 GB), so one large request could take the machine.
 """
 
 from __future__ import annotations
