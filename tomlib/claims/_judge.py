@@ -15,7 +15,6 @@ from tomlib.claims._robust import (
     Alternative,
     Reading,
     Robustness,
-    RowMasks,
     alternatives_of,
     defaults_only,
     load_readings,
@@ -30,10 +29,8 @@ from tomlib.claims._verdict import (
     VERDICT_COLUMNS,
     ClaimDataError,
     Grouper,
-    Judged,
+    Judge,
     holm_rows,
-    judge_claim,
-    verdicts,
 )
 from tomlib.paths import results_dir, write_atomic
 
@@ -87,15 +84,14 @@ def judge_paper(
     sources = sorted({s for f in mine.values() for s in f["source"].unique()})
     if not sources:
         return None
-    base: dict[str, dict[str, Judged]] = {}
-    masks, grouper = RowMasks(), Grouper(mine)
-    defaults = defaults_only(mine, readings, masks)
-    judged = verdicts(paper, claims, defaults, sources, keep=base, grouper=grouper, memo=True)
+    judge = Judge(mine, memo=True)
+    defaults = defaults_only(mine, readings, judge.masks)
+    judged = judge.verdicts(paper, claims, defaults, sources)
     if robustness:
-        judged = with_robustness(judged, paper, claims, readings, mine, base, masks, wanted, grouper)
+        judged = with_robustness(judged, paper, claims, readings, mine, judge, wanted)
     if wanted is not None:
         judged = judged[judged["claim_id"].isin(wanted)].reset_index(drop=True)
-    return with_declared_truth(judged, claims, defaults, grouper)
+    return with_declared_truth(judged, claims, defaults, judge)
 
 
 def judge_ahead(results: str | os.PathLike[str] | None, papers: Iterable[str]) -> None:
@@ -132,19 +128,19 @@ def with_robustness(
     claims: list[Claim],
     readings: list[Reading],
     units: dict[str, pd.DataFrame],
-    base: dict[str, dict[str, Judged]],
-    masks: RowMasks | None = None,
+    judge: Judge,
     wanted: set[str] | None = None,
-    grouper: Grouper | None = None,
 ) -> pd.DataFrame:
     """Fill ``robust``, ``flips_under``, ``held_under`` and ``not_checked``: under each alternative of each reading
     (:mod:`tomlib.claims._robust`), the claims whose rows it changes are judged again and Holm's correction is redone
-    over the source's family (the others keep their judgement); a claim flips when its verdict changes. ``wanted``
-    (claim ids): only those claims' columns are filled, and an alternative that touches none of them is skipped."""
-    masks, grouper = masks or RowMasks(), grouper or Grouper(units)
+    over the source's family (the others keep their judgement); a claim flips when its verdict changes. ``judge``:
+    the one that judged ``judged`` on the default rows of ``units`` (its :attr:`Judge.judged` are the families
+    judged again); ``wanted`` (claim ids): only those claims' columns are filled, and an alternative that touches
+    none of them is skipped."""
+    base, masks = judge.judged, judge.masks
     by_id = {c.claim_id: c for c in claims}
     verdict_of = {(r.claim_id, r.source): r.verdict for r in judged.itertuples() if r.verdict != "not reproduced"}
-    picks = Picks(units, grouper)
+    picks = Picks(units, judge.group)
     extra: list[dict] = []
     found: dict[tuple[str, str], Robustness] = {}
     checked: dict[tuple[str, str], set[str]] = {}
@@ -164,7 +160,7 @@ def with_robustness(
             judged_again: list[Claim] = []
             only_here: set[str] = set()
             for c in hit:
-                j = judge_claim(alt.claims([c])[0], alt_units, source, grouper, memo=True)
+                j = judge.claim(alt.claims([c])[0], alt_units, source)
                 checked.setdefault((c.claim_id, source), set()).add(alt.reading.parameter)
                 if j is None:  # it lacks a group under this alternative (no FTM after the last round)
                     continue
@@ -204,11 +200,11 @@ def with_robustness(
 
 
 def with_declared_truth(
-    judged: pd.DataFrame, claims: list[Claim], units: dict[str, pd.DataFrame], grouper: Grouper | None = None
+    judged: pd.DataFrame, claims: list[Claim], units: dict[str, pd.DataFrame], judge: Judge
 ) -> pd.DataFrame:
     """Fill ``declared_effect``, ``declared_truth`` and ``matches_truth`` for the verdicts on a simulated model's rows
-    whose competence declares every row's expectation (:mod:`tomlib.claims._truth`)."""
-    grouper = grouper or Grouper(units)
+    whose competence declares every row's expectation (:mod:`tomlib.claims._truth`); ``judge``: the one that judged
+    them (its groups are read again)."""
     by_id = {c.claim_id: c for c in claims}
     out = judged.copy().astype({"declared_truth": object, "matches_truth": object})
     for i, r in judged.iterrows():
@@ -220,7 +216,7 @@ def with_declared_truth(
         if mine.empty:
             continue
         try:
-            got = declared_truth(claim, grouper(claim, mine))
+            got = declared_truth(claim, judge.group(claim, mine))
         except ClaimDataError:
             got = None
         if got is not None:
@@ -232,8 +228,8 @@ def with_declared_truth(
 class Picks:
     """The rows each claim picks for a source under any reading (its metric, ``select`` and groups), computed once."""
 
-    def __init__(self, units: dict[str, pd.DataFrame], grouper: Grouper | None = None) -> None:
-        self.units, self.grouper = units, grouper or Grouper(units)
+    def __init__(self, units: dict[str, pd.DataFrame], group: Grouper) -> None:
+        self.units, self.group = units, group
         self.cache: dict[tuple[str, str, str], pd.DataFrame | None] = {}
 
     def of(self, claim: Claim, source: str, alt: Alternative | None = None) -> pd.DataFrame | None:
@@ -247,7 +243,7 @@ class Picks:
             picked = None
             if table is not None:
                 try:
-                    picked = self.grouper(claim, table[_of(table, source)])
+                    picked = self.group(claim, table[_of(table, source)])
                 except ClaimDataError:
                     picked = None
             self.cache[key] = picked
