@@ -38,7 +38,12 @@ from tomlib.paths import results_dir, write_atomic
 def units_for(claims: Iterable[Claim], units: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """The units each claim reads, keyed by its ``units`` text: several tables are stacked (their ``table_id``
     column tells them apart in the claim's queries). A claim resting on several tables is left out until the results
-    hold all of them (one notebook run alone on a fresh results folder writes only its own)."""
+    hold all of them (one notebook run alone on a fresh results folder writes only its own).
+
+    Args:
+        claims: the claims whose units are asked for.
+        units: table id -> units frame (:func:`read_units`).
+    """
     out = {}
     for c in claims:
         if all(t in units for t in c.tables):
@@ -58,7 +63,15 @@ def judge(
     under our default readings, and (``robustness``) judged again under every alternative the units hold. ``only``
     (claim ids): the rows of those claims, the same as in the whole table; Holm's families still hold every claim,
     and an alternative is judged when it touches one of them. ``units``: ``results``' units, when already read.
-    A paper judged ahead (:func:`judge_ahead`) on the same inputs is not judged again."""
+    A paper judged ahead (:func:`judge_ahead`) on the same inputs is not judged again.
+
+    Args:
+        results: the results folder (default ``results/``).
+        papers: the papers whose claims are judged.
+        robustness: judge again under every alternative reading the units hold (fills ``robust`` and its columns).
+        only: claim ids whose rows are returned; None, every claim's.
+        units: ``results``' units tables when already read (:func:`read_units`).
+    """
     _ahead.settle()  # one judgement at a time: one under way in the background finishes first
     _memo.load()  # what the run's earlier kernels judged
     digests: dict[str, str] | None = {} if units is None and only is None else None
@@ -96,7 +109,12 @@ def judge_paper(
 
 def judge_ahead(results: str | os.PathLike[str] | None, papers: Iterable[str]) -> None:
     """Judge ``papers``' claims on ``results``' units on a background thread (:mod:`tomlib.claims._ahead`), for a
-    later :func:`judge` of the whole results to use if their units are unchanged by then."""
+    later :func:`judge` of the whole results to use if their units are unchanged by then.
+
+    Args:
+        results: the results folder (default ``results/``).
+        papers: the papers whose claims are judged.
+    """
     papers = list(papers)
 
     def work() -> None:
@@ -112,8 +130,12 @@ def judge_ahead(results: str | os.PathLike[str] | None, papers: Iterable[str]) -
 
 
 def engine_check_ahead(results: str | os.PathLike[str] | None) -> None:
-    """Write the engine's check on declared truth (:func:`tomlib.claims._calibrate.write_engine_check`) on the
-    background thread, for REPORT to find made."""
+    """Write the engine's check on declared truth (:func:`write_engine_check`) on the background thread, for REPORT
+    to find made.
+
+    Args:
+        results: the results folder (default ``results/``).
+    """
     from tomlib.claims._calibrate import write_engine_check
 
     def work() -> None:
@@ -257,7 +279,11 @@ def _of(table: pd.DataFrame, source: str) -> pd.Series:
 
 
 def write_claims(results: str | os.PathLike[str] | None = None) -> Path:
-    """Judge every claim and write ``results/claims.csv``."""
+    """Judge every claim (:func:`judge`) and write ``results/claims.csv``.
+
+    Args:
+        results: the results folder (default ``results/``).
+    """
     path = results_dir(results) / "claims.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, as_data(judge(results)).to_csv(index=False, float_format="%.10g"))
@@ -279,7 +305,12 @@ def as_data(frame: pd.DataFrame) -> pd.DataFrame:
 
 def claims_on(tables: str | Iterable[str], results: str | os.PathLike[str] | None = None) -> pd.DataFrame:
     """The claims that rest on ``tables`` (``paper_id.table_id``), judged on the units in ``results``: one row per
-    claim, a column per source (what a notebook shows at its end)."""
+    claim, a column per source (what a notebook shows at its end).
+
+    Args:
+        tables: one table id or several (``paper_id.table_id``); the claims resting on any of them are shown.
+        results: the results folder (default ``results/``).
+    """
     wanted = {tables} if isinstance(tables, str) else set(tables)
     papers = sorted({t.split(".", 1)[0] for t in wanted})
     units = read_units(results)

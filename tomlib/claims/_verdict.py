@@ -63,7 +63,13 @@ class ClaimDataError(TomlibError, ValueError):
 
 
 def groups(claim: Claim, units: pd.DataFrame) -> pd.DataFrame:
-    """The units of one claim: its metric, its shared selection, and a ``group`` column (A or B)."""
+    """The units of one claim: its metric, its shared selection, and a ``group`` column (A or B; A-D for a
+    difference of gaps); :class:`ClaimDataError` when a query does not fit the table or a row is in two groups.
+
+    Args:
+        claim: the claim whose units are picked.
+        units: its units table, or some of its rows (one source's).
+    """
     rows = units[units["metric"] == claim.metric].reset_index(drop=True)  # one label per unit, for the overlap check
     frame, both = _picked(claim, rows)
     if both.size:
@@ -163,7 +169,12 @@ def _whole_groups(claim: Claim, root: pd.DataFrame) -> tuple[pd.DataFrame, pd.In
 
 
 def estimate(claim: Claim, frame: pd.DataFrame) -> Estimate:
-    """The claim's effect on its unit of analysis (see :mod:`tomlib.claims._stats`)."""
+    """The claim's effect on its unit of analysis (see :mod:`tomlib.claims._stats`).
+
+    Args:
+        claim: the claim, whose test and columns choose the design (paired, stratified, clustered, two samples).
+        frame: its units with a ``group`` column (:func:`groups`).
+    """
     cols = claim.columns
     a = frame.loc[frame["group"] == "A", "value"].to_numpy(float)
     if claim.test == "all":
@@ -207,7 +218,11 @@ def _sides(claim: Claim, est: Estimate) -> tuple[float, float]:
 
 
 def paper_distance(claim: Claim) -> float | None:
-    """How far the paper's effect lies inside the claim (the effect to plan power at), or None without one."""
+    """How far the paper's effect lies inside the claim (the effect to plan power at), or None without one.
+
+    Args:
+        claim: the claim, with the paper's effect (``paper_effect``) where the paper prints one.
+    """
     if claim.paper_effect is None or claim.test == "all":
         return None
     return inside(claim, claim.paper_effect)
@@ -218,7 +233,15 @@ def units_for_power(
 ) -> int | None:
     """Units of analysis for ``power`` (80%) at the paper's effect under this design (statsmodels' power solvers),
     two-sided at ``alpha``, with the paper's SD where it prints one, else the SD these units show; None when there is
-    no effect or spread to plan with, or when at the paper's own effect the claim could not be supported."""
+    no effect or spread to plan with, or when at the paper's own effect the claim could not be supported.
+
+    Args:
+        claim: the claim to plan for.
+        est: its estimate on the units so far (their SD, rows per unit and design effect).
+        base_rate: group B's rate, for a difference of rates (None: 0.5).
+        alpha: the level, two-sided, as verdicts are decided.
+        power: the power to reach, 80%.
+    """
     distance = paper_distance(claim)
     if distance is None or distance <= 0:
         return None  # no effect to plan with, or at the paper's own effect the claim cannot be supported
@@ -242,7 +265,17 @@ def power_at(
     alpha: float = ALPHA,
 ) -> float | None:
     """The power this engine plans with at ``n_units`` units of analysis (the inverse of :func:`units_for_power`;
-    clustered units count as ``n_units * rows_per_unit / design_effect`` independent rows)."""
+    clustered units count as ``n_units * rows_per_unit / design_effect`` independent rows).
+
+    Args:
+        claim: the claim, at the paper's effect (:func:`paper_distance`).
+        n_units: units of analysis.
+        sd: the spread these units show (the paper's SD comes first, where it prints one).
+        base_rate: group B's rate, for a difference of rates (None: 0.5).
+        rows_per_unit: rows per unit of analysis (a cluster's size).
+        design_effect: the variance inflation of clustering (1: none).
+        alpha: the level, two-sided, as verdicts are decided.
+    """
     distance = paper_distance(claim)
     if distance is None or distance <= 0:
         return None
@@ -504,7 +537,11 @@ ACROSS_MODELS = "llm:*"
 
 
 def across_models(claim: Claim) -> bool:
-    """A claim whose groups are named by model (``model == 'gpt-4o'``) compares models, so no one source holds it."""
+    """A claim whose groups are named by model (``model == 'gpt-4o'``) compares models, so no one source holds it.
+
+    Args:
+        claim: the claim asked about.
+    """
     return any("model" in q for q in (claim.a, claim.b)) and bool(claim.b)
 
 
