@@ -28,8 +28,7 @@ def _results_of_run(args: argparse.Namespace, profile: Any, overrides: dict[str,
     they always did (--results, else a class's own folder, else ``results/``)."""
     from pathlib import Path
 
-    from tomlib.runner._execute import check_overrides, find_notebooks, notebooks_dir, results_for_run
-    from tomlib.runner._side import where_to_write
+    from tomlib.runner import check_overrides, find_notebooks, notebooks_dir, results_for_run, where_to_write
 
     chosen = find_notebooks(args.notebooks, args.notebooks_dir)
     books = [nb for nb in chosen if args.notebooks or nb.stem not in profile.skip]
@@ -61,8 +60,7 @@ def _results_of_run(args: argparse.Namespace, profile: Any, overrides: dict[str,
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from tomlib.report import build_report
-    from tomlib.runner import load_profile, run_notebooks, summarize
-    from tomlib.runner._params import parse_cli
+    from tomlib.runner import load_profile, parse_cli, run_notebooks, summarize
 
     profile = load_profile(args.profile)
     overrides = parse_cli(args.parameters or (), args.parameters_yaml)
@@ -179,9 +177,8 @@ def _cmd_cache(args: argparse.Namespace) -> int:
 
 def _cmd_plan(args: argparse.Namespace) -> int:
     from tomlib.llm import get_model_config
-    from tomlib.planning import make_plan, plan_lines, select_claims, write_profile
-    from tomlib.planning._write import profile_name
-    from tomlib.runner._profiles import written_profiles_dir
+    from tomlib.planning import make_plan, plan_lines, profile_name, select_claims, write_profile
+    from tomlib.runner import written_profiles_dir
 
     get_model_config(args.model)  # an unknown name fails here, with the known ones
     plan = make_plan(
@@ -261,8 +258,8 @@ def _cmd_class(args: argparse.Namespace) -> int:
 
 def _cmd_view(args: argparse.Namespace) -> int:
     from tomlib.paths import results_dir
-    from tomlib.trace._index import log_in, read_index
-    from tomlib.widgets._page import find_run, write_page
+    from tomlib.trace import log_in, read_index
+    from tomlib.widgets import find_run, write_page
 
     run = find_run(_choose_run(args.run, args.results, args.prog), args.results)
     log = log_in(results_dir(args.results) / "runs" / run)
@@ -281,7 +278,7 @@ def _choose_run(name: str, results: str | None, prog: str) -> str:
     tie. Any other name goes to ``find_run`` as given (an id's prefix; its error lists the experiments there are)."""
     import time
 
-    from tomlib.trace._runs import in_use, list_runs, run_facts, run_reading, run_source
+    from tomlib.trace import in_use, list_runs, run_facts, run_reading, run_source
 
     runs = list_runs(results)
     if any(r.run_id == name for r in runs):
@@ -317,7 +314,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     import time
 
     from tomlib.paths import results_dir
-    from tomlib.trace._runs import (
+    from tomlib.trace import (
         in_use,
         list_runs,
         prune_runs,
@@ -377,7 +374,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 def _cmd_models(args: argparse.Namespace) -> int:
     import os
 
-    from tomlib.llm._config import read_models
+    from tomlib.llm import read_models
 
     models, broken = read_models()
     print(f"{'name':<20} {'kind':<7} {'key':<34} {'USD per 1k tokens in/out':<26} description")

@@ -212,7 +212,7 @@ def _finish(out: Path, results: Path, staged: Path) -> None:
     files that no page reads (source maps, translation catalogs)."""
     import nbformat
 
-    from tomlib.widgets._page import with_fallbacks
+    from tomlib.widgets import with_fallbacks
 
     for page in sorted((out / "notebooks").glob("*.html")):
         nb = staged / "notebooks" / f"{page.stem}.ipynb"

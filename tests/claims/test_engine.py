@@ -322,3 +322,23 @@ def test_the_grouper_gives_each_subsets_own_groups_in_order_and_its_own_errors()
     assert (grouper(c, changed)["value"] == 0.0).all()
     with pytest.raises(ClaimDataError, match=r"which the units .* lack"):
         grouper(claim(a="no_such_column == 1"), table)
+
+
+def test_a_judge_that_keeps_groups_judges_as_verdicts_does_and_keeps_each_sources_judged_claims() -> None:
+    """A :class:`Judge` over the whole table (its groups picked once) gives the rows plain ``verdicts`` gives on a
+    subset of it, and keeps what each source judged (what a judgement under another reading starts from)."""
+    from tomlib.claims import Judge
+
+    rng = np.random.default_rng(11)
+    n = 30
+    table = units(rng.normal(1, 1, n), rng.normal(0, 1, n), source=np.array(["formal", "sim:x"] * n))
+    table["reading"] = np.array(["d", "d", "alt", "alt"] * (n // 2))  # each source and group under both
+    claims = [claim(), claim(claim_id="t.less", direction="less")]
+    subset = {"t.units": table[table["reading"] == "d"]}
+    judge = Judge({"t.units": table})
+    got = judge.verdicts("t", claims, subset)
+    pd.testing.assert_frame_equal(got, verdicts("t", claims, subset))
+    assert sorted(judge.judged) == ["formal", "sim:x"]
+    assert sorted(judge.judged["formal"]) == ["t.claim", "t.less"]
+    kept = judge.judged["sim:x"]["t.claim"]
+    assert kept.est.n_units == len(subset["t.units"].query("source == 'sim:x'"))

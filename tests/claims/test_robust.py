@@ -12,7 +12,7 @@ import pytest
 from tomlib.claims import PAPERS, load_claims
 from tomlib.claims._judge import with_robustness
 from tomlib.claims._robust import CLAIMS_COLUMNS, Reading, is_default, load_readings, under
-from tomlib.claims._verdict import verdicts
+from tomlib.claims._verdict import Judge
 from tomlib.paths import data_dir
 
 from .test_engine import claim
@@ -45,9 +45,9 @@ def table(rng: np.random.Generator, means: dict[tuple[str, str], float], n: int 
 
 
 def judged(c, t: pd.DataFrame, readings: list[Reading]) -> pd.Series:
-    base: dict = {}
-    rows = verdicts("t", [c], {"t.units": under(t, readings)}, ["sim:x"], keep=base)
-    return with_robustness(rows, "t", [c], readings, {"t.units": t}, base).iloc[0]
+    judge = Judge({"t.units": t})
+    rows = judge.verdicts("t", [c], {"t.units": under(t, readings)}, ["sim:x"])
+    return with_robustness(rows, "t", [c], readings, {"t.units": t}, judge).iloc[0]
 
 
 def test_the_verdict_reads_the_default_rows_and_an_alternative_that_reverses_it_flips_it() -> None:
@@ -129,9 +129,9 @@ def test_a_run_only_under_another_reading_is_judged_and_labelled_by_it() -> None
     that reading, as its own column, never as the default's."""
     rng = np.random.default_rng(8)
     t = table(rng, {("A", "shared(ε=0)"): 1.0, ("B", "shared(ε=0)"): 0.0})
-    base: dict = {}
-    rows = verdicts("t", [claim()], {"t.units": under(t, [reading()])}, ["sim:x"], keep=base)
-    out = with_robustness(rows, "t", [claim()], [reading()], {"t.units": t}, base)
+    judge = Judge({"t.units": t})
+    rows = judge.verdicts("t", [claim()], {"t.units": under(t, [reading()])}, ["sim:x"])
+    out = with_robustness(rows, "t", [claim()], [reading()], {"t.units": t}, judge)
     got = out.set_index("source")
     assert "sim:x" not in got.index or got.loc["sim:x", "verdict"] == "not reproduced"
     assert got.loc["sim:x (ties=shared(ε=0))", "verdict"] == "supported", out
@@ -147,10 +147,10 @@ def test_robustness_asked_for_some_claims_is_theirs_in_the_whole_table() -> None
     first = claim(claim_id="t.first")
     second = claim(claim_id="t.second", a="cond == 'C'", b="cond == 'D'")
     readings = [reading()]
-    base: dict = {}
-    rows = verdicts("t", [first, second], {"t.units": under(t, readings)}, ["sim:x"], keep=base)
-    whole = with_robustness(rows, "t", [first, second], readings, {"t.units": t}, base)
-    part = with_robustness(rows, "t", [first, second], readings, {"t.units": t}, base, wanted={"t.first"})
+    judge = Judge({"t.units": t})
+    rows = judge.verdicts("t", [first, second], {"t.units": under(t, readings)}, ["sim:x"])
+    whole = with_robustness(rows, "t", [first, second], readings, {"t.units": t}, judge)
+    part = with_robustness(rows, "t", [first, second], readings, {"t.units": t}, judge, wanted={"t.first"})
     pd.testing.assert_series_equal(part.iloc[0], whole.iloc[0])
     assert whole.iloc[0]["flips_under"] + whole.iloc[0]["held_under"] == "ties=shared(ε=0.1)"  # not ε=0.5's
     assert whole.iloc[1]["flips_under"] + whole.iloc[1]["held_under"] == "ties=shared(ε=0.5)"

@@ -36,7 +36,11 @@ STRATA = 3
 
 def design(claim: Claim) -> Claim:
     """The claim with its queries on synthetic columns (``cond``); its test, direction, margin, null and unit
-    structure kept."""
+    structure kept.
+
+    Args:
+        claim: a registered claim, whose design a calibration draws units for.
+    """
     return claim.model_copy(
         update={
             "units": "calibration",
@@ -51,6 +55,12 @@ def design(claim: Claim) -> Claim:
 
 
 def declared_sd(claim: Claim) -> tuple[float, str]:
+    """The spread to draw a claim's units with, and where it comes from: the paper's SD (``paper``), else twice the
+    paper's effect, the margin or 1 (``assumed``).
+
+    Args:
+        claim: the claim whose spread is asked for.
+    """
     if claim.paper_effect_sd:
         return float(claim.paper_effect_sd), "paper"
     scale = abs(claim.paper_effect or 0.0) or float(claim.margin or 0.0) or 1.0
@@ -208,7 +218,14 @@ def planned_units(claim: Claim, cap: int = 400) -> int:
 
 
 def mc_bound(p: float, reps: int, z: float = 2.0) -> float:
-    """``p`` plus ``z`` Monte-Carlo standard errors at ``reps`` replications."""
+    """``p`` plus ``z`` Monte-Carlo standard errors at ``reps`` replications: the most a rate of ``p`` reads as by
+    chance.
+
+    Args:
+        p: the true rate (an error rate's ``alpha``).
+        reps: the replications it is estimated from.
+        z: standard errors allowed, 2 (about 97.7% one-sided).
+    """
     return p + z * math.sqrt(p * (1 - p) / reps)
 
 
@@ -290,7 +307,13 @@ def write_engine_check(
     """:func:`engine_check` written to ``results/claims_calibration.csv``, unless the rows there were made by the
     same registries, engine, ``reps`` and ``seed`` (then they are the same rows, and kept). The rows are also kept in
     the cache folder (:func:`tomlib.paths.cache_dir`, when it is this user's alone), so that every results folder and
-    every run of the same code reuses them: seeded, they would be the same."""
+    every run of the same code reuses them: seeded, they would be the same.
+
+    Args:
+        results: the results folder (default ``results/``).
+        reps: replications per claim and case, 20 (the error rates REPORT shows, bounded by :func:`mc_bound`).
+        seed: the draws' seed.
+    """
     from tomlib.claims._registry import PAPERS
     from tomlib.errors import UsageError
     from tomlib.paths import cache_dir, private_dir, read_own, results_dir, write_atomic

@@ -15,7 +15,6 @@ from tomlib.claims._robust import (
     Alternative,
     Reading,
     Robustness,
-    RowMasks,
     alternatives_of,
     defaults_only,
     load_readings,
@@ -30,10 +29,8 @@ from tomlib.claims._verdict import (
     VERDICT_COLUMNS,
     ClaimDataError,
     Grouper,
-    Judged,
+    Judge,
     holm_rows,
-    judge_claim,
-    verdicts,
 )
 from tomlib.paths import results_dir, write_atomic
 
@@ -41,7 +38,12 @@ from tomlib.paths import results_dir, write_atomic
 def units_for(claims: Iterable[Claim], units: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """The units each claim reads, keyed by its ``units`` text: several tables are stacked (their ``table_id``
     column tells them apart in the claim's queries). A claim resting on several tables is left out until the results
-    hold all of them (one notebook run alone on a fresh results folder writes only its own)."""
+    hold all of them (one notebook run alone on a fresh results folder writes only its own).
+
+    Args:
+        claims: the claims whose units are asked for.
+        units: table id -> units frame (:func:`read_units`).
+    """
     out = {}
     for c in claims:
         if all(t in units for t in c.tables):
@@ -61,7 +63,15 @@ def judge(
     under our default readings, and (``robustness``) judged again under every alternative the units hold. ``only``
     (claim ids): the rows of those claims, the same as in the whole table; Holm's families still hold every claim,
     and an alternative is judged when it touches one of them. ``units``: ``results``' units, when already read.
-    A paper judged ahead (:func:`judge_ahead`) on the same inputs is not judged again."""
+    A paper judged ahead (:func:`judge_ahead`) on the same inputs is not judged again.
+
+    Args:
+        results: the results folder (default ``results/``).
+        papers: the papers whose claims are judged.
+        robustness: judge again under every alternative reading the units hold (fills ``robust`` and its columns).
+        only: claim ids whose rows are returned; None, every claim's.
+        units: ``results``' units tables when already read (:func:`read_units`).
+    """
     _ahead.settle()  # one judgement at a time: one under way in the background finishes first
     _memo.load()  # what the run's earlier kernels judged
     digests: dict[str, str] | None = {} if units is None and only is None else None
@@ -87,20 +97,24 @@ def judge_paper(
     sources = sorted({s for f in mine.values() for s in f["source"].unique()})
     if not sources:
         return None
-    base: dict[str, dict[str, Judged]] = {}
-    masks, grouper = RowMasks(), Grouper(mine)
-    defaults = defaults_only(mine, readings, masks)
-    judged = verdicts(paper, claims, defaults, sources, keep=base, grouper=grouper, memo=True)
+    judge = Judge(mine, memo=True)
+    defaults = defaults_only(mine, readings, judge.masks)
+    judged = judge.verdicts(paper, claims, defaults, sources)
     if robustness:
-        judged = with_robustness(judged, paper, claims, readings, mine, base, masks, wanted, grouper)
+        judged = with_robustness(judged, paper, claims, readings, mine, judge, wanted)
     if wanted is not None:
         judged = judged[judged["claim_id"].isin(wanted)].reset_index(drop=True)
-    return with_declared_truth(judged, claims, defaults, grouper)
+    return with_declared_truth(judged, claims, defaults, judge)
 
 
 def judge_ahead(results: str | os.PathLike[str] | None, papers: Iterable[str]) -> None:
     """Judge ``papers``' claims on ``results``' units on a background thread (:mod:`tomlib.claims._ahead`), for a
-    later :func:`judge` of the whole results to use if their units are unchanged by then."""
+    later :func:`judge` of the whole results to use if their units are unchanged by then.
+
+    Args:
+        results: the results folder (default ``results/``).
+        papers: the papers whose claims are judged.
+    """
     papers = list(papers)
 
     def work() -> None:
@@ -116,8 +130,12 @@ def judge_ahead(results: str | os.PathLike[str] | None, papers: Iterable[str]) -
 
 
 def engine_check_ahead(results: str | os.PathLike[str] | None) -> None:
-    """Write the engine's check on declared truth (:func:`tomlib.claims._calibrate.write_engine_check`) on the
-    background thread, for REPORT to find made."""
+    """Write the engine's check on declared truth (:func:`write_engine_check`) on the background thread, for REPORT
+    to find made.
+
+    Args:
+        results: the results folder (default ``results/``).
+    """
     from tomlib.claims._calibrate import write_engine_check
 
     def work() -> None:
@@ -132,19 +150,19 @@ def with_robustness(
     claims: list[Claim],
     readings: list[Reading],
     units: dict[str, pd.DataFrame],
-    base: dict[str, dict[str, Judged]],
-    masks: RowMasks | None = None,
+    judge: Judge,
     wanted: set[str] | None = None,
-    grouper: Grouper | None = None,
 ) -> pd.DataFrame:
     """Fill ``robust``, ``flips_under``, ``held_under`` and ``not_checked``: under each alternative of each reading
     (:mod:`tomlib.claims._robust`), the claims whose rows it changes are judged again and Holm's correction is redone
-    over the source's family (the others keep their judgement); a claim flips when its verdict changes. ``wanted``
-    (claim ids): only those claims' columns are filled, and an alternative that touches none of them is skipped."""
-    masks, grouper = masks or RowMasks(), grouper or Grouper(units)
+    over the source's family (the others keep their judgement); a claim flips when its verdict changes. ``judge``:
+    the one that judged ``judged`` on the default rows of ``units`` (its :attr:`Judge.judged` are the families
+    judged again); ``wanted`` (claim ids): only those claims' columns are filled, and an alternative that touches
+    none of them is skipped."""
+    base, masks = judge.judged, judge.masks
     by_id = {c.claim_id: c for c in claims}
     verdict_of = {(r.claim_id, r.source): r.verdict for r in judged.itertuples() if r.verdict != "not reproduced"}
-    picks = Picks(units, grouper)
+    picks = Picks(units, judge.group)
     extra: list[dict] = []
     found: dict[tuple[str, str], Robustness] = {}
     checked: dict[tuple[str, str], set[str]] = {}
@@ -164,7 +182,7 @@ def with_robustness(
             judged_again: list[Claim] = []
             only_here: set[str] = set()
             for c in hit:
-                j = judge_claim(alt.claims([c])[0], alt_units, source, grouper, memo=True)
+                j = judge.claim(alt.claims([c])[0], alt_units, source)
                 checked.setdefault((c.claim_id, source), set()).add(alt.reading.parameter)
                 if j is None:  # it lacks a group under this alternative (no FTM after the last round)
                     continue
@@ -204,11 +222,11 @@ def with_robustness(
 
 
 def with_declared_truth(
-    judged: pd.DataFrame, claims: list[Claim], units: dict[str, pd.DataFrame], grouper: Grouper | None = None
+    judged: pd.DataFrame, claims: list[Claim], units: dict[str, pd.DataFrame], judge: Judge
 ) -> pd.DataFrame:
     """Fill ``declared_effect``, ``declared_truth`` and ``matches_truth`` for the verdicts on a simulated model's rows
-    whose competence declares every row's expectation (:mod:`tomlib.claims._truth`)."""
-    grouper = grouper or Grouper(units)
+    whose competence declares every row's expectation (:mod:`tomlib.claims._truth`); ``judge``: the one that judged
+    them (its groups are read again)."""
     by_id = {c.claim_id: c for c in claims}
     out = judged.copy().astype({"declared_truth": object, "matches_truth": object})
     for i, r in judged.iterrows():
@@ -220,7 +238,7 @@ def with_declared_truth(
         if mine.empty:
             continue
         try:
-            got = declared_truth(claim, grouper(claim, mine))
+            got = declared_truth(claim, judge.group(claim, mine))
         except ClaimDataError:
             got = None
         if got is not None:
@@ -232,8 +250,8 @@ def with_declared_truth(
 class Picks:
     """The rows each claim picks for a source under any reading (its metric, ``select`` and groups), computed once."""
 
-    def __init__(self, units: dict[str, pd.DataFrame], grouper: Grouper | None = None) -> None:
-        self.units, self.grouper = units, grouper or Grouper(units)
+    def __init__(self, units: dict[str, pd.DataFrame], group: Grouper) -> None:
+        self.units, self.group = units, group
         self.cache: dict[tuple[str, str, str], pd.DataFrame | None] = {}
 
     def of(self, claim: Claim, source: str, alt: Alternative | None = None) -> pd.DataFrame | None:
@@ -247,7 +265,7 @@ class Picks:
             picked = None
             if table is not None:
                 try:
-                    picked = self.grouper(claim, table[_of(table, source)])
+                    picked = self.group(claim, table[_of(table, source)])
                 except ClaimDataError:
                     picked = None
             self.cache[key] = picked
@@ -261,7 +279,11 @@ def _of(table: pd.DataFrame, source: str) -> pd.Series:
 
 
 def write_claims(results: str | os.PathLike[str] | None = None) -> Path:
-    """Judge every claim and write ``results/claims.csv``."""
+    """Judge every claim (:func:`judge`) and write ``results/claims.csv``.
+
+    Args:
+        results: the results folder (default ``results/``).
+    """
     path = results_dir(results) / "claims.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, as_data(judge(results)).to_csv(index=False, float_format="%.10g"))

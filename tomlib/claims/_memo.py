@@ -1,6 +1,6 @@
 """Claims judged once per run: one claim's judgement on one source's rows, kept by what it is a function of.
 
-:func:`tomlib.claims._verdict.judge_claim` reads nothing but the claim and its units table (under the default
+:meth:`tomlib.claims.Judge.claim` reads nothing but the claim and its units table (under the default
 readings, or under an alternative of one), so its answer is kept under the claim's definition, the source and a
 digest of that table's content. Every notebook of the adaptive-ToM series judges its whole paper again for its claims
 table (Holm's families hold every claim), and each judges the claims on the tables before it as the one before did:

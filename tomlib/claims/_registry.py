@@ -170,7 +170,11 @@ class Paper(BaseModel):
 
 
 def paper_info(paper_id: str) -> Paper:
-    """The paper's citation (``data/papers.csv``); an unknown paper id is a one-line error."""
+    """The paper's citation (``data/papers.csv``); an unknown paper id is a one-line error.
+
+    Args:
+        paper_id: one of :data:`PAPERS`.
+    """
     known = _papers()
     if paper_id not in known:
         raise ConfigFileError(f"{papers_file()} has no paper {paper_id!r}; known: {sorted(known)}")
@@ -207,7 +211,12 @@ def papers_dir() -> Path | None:
 
 
 def load_claims(paper_id: str, folder: str | os.PathLike[str] | None = None) -> list[Claim]:
-    """The registered claims of one paper; a malformed row names its file, row and field."""
+    """The registered claims of one paper; a malformed row names its file, row and field.
+
+    Args:
+        paper_id: one of :data:`PAPERS` (its registry is ``<paper_id>.csv``).
+        folder: the registries' folder, by default ``data/claims/``.
+    """
     path = Path(folder or claims_dir()) / f"{paper_id}.csv"
     if not path.exists():
         raise ConfigFileError(f"No claims registry {path}; see data/claims/README.md.")
@@ -239,7 +248,12 @@ def load_claims(paper_id: str, folder: str | os.PathLike[str] | None = None) -> 
 
 
 def misquoted(claims: list[Claim], papers: Path) -> list[str]:
-    """Claims whose quote does not stand on their line of the paper (whitespace runs compared as one space)."""
+    """Claims whose quote does not stand on their line of the paper (whitespace runs compared as one space).
+
+    Args:
+        claims: the claims to check (:func:`load_claims`).
+        papers: the folder of the paper texts (:func:`papers_dir`).
+    """
     bad = []
     cache: dict[str, list[str]] = {}
     for c in claims:

@@ -58,7 +58,11 @@ CLAIMS_COLUMNS = ("claims_column", "claims_default", "claims_concerns", "claims_
 
 def load_readings(paper_id: str | None = None) -> list[Reading]:
     """How each reading of ``data/readings/<paper>.csv`` (one paper's, or all) reaches the claims; the fixed rules,
-    which have no alternative to judge under, are left out."""
+    which have no alternative to judge under, are left out.
+
+    Args:
+        paper_id: the paper whose readings are read; None, every paper's.
+    """
     from tomlib.claims._registry import PAPERS
 
     out = []

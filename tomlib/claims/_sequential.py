@@ -134,7 +134,14 @@ def decide(claim: Claim, low: float, high: float) -> str:
 
 
 def sequential_verdict(claim: Claim, frame: pd.DataFrame, alpha: float, n_opt: int) -> tuple[str, Sequence]:
-    """The claim's verdict on the units so far, valid at whatever look a run stops."""
+    """The claim's verdict on the units so far, valid at whatever look a run stops, and its confidence sequence.
+
+    Args:
+        claim: the claim to judge.
+        frame: its units with a ``group`` column (:func:`tomlib.claims.groups`), in sampling order.
+        alpha: the level, two-sided (a run splits its alpha over the claims it waits for).
+        n_opt: the observations the sequence is tightest at (the planned units).
+    """
     seq = confidence_sequence(observations(claim, frame), alpha, n_opt)
     return decide(claim, seq.low, seq.high), seq
 

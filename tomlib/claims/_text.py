@@ -11,6 +11,11 @@ from tomlib.claims._coverage import ALL
 
 
 def fmt(v: object) -> str:
+    """A signed effect in three significant digits (``+50.9``, ``-0.12``; ``+1234`` past 1000); empty when missing.
+
+    Args:
+        v: the number (None and NaN are a cell with nothing in it).
+    """
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return ""
     x = float(v)  # type: ignore[arg-type]
@@ -21,7 +26,12 @@ def fmt(v: object) -> str:
 def verdict_text(row: pd.Series, paper_effect: float | None = None) -> str:
     """``supported: +50.9 [+48.8, +53.0], n = 540``; an inconclusive verdict says which case it is: too few units to
     tell (and how many would decide), no spread to estimate from, or a CI that excludes ``paper_effect`` (the paper's
-    own effect, when given: more units would not find it)."""
+    own effect, when given: more units would not find it).
+
+    Args:
+        row: one row of the verdicts table (:data:`VERDICT_COLUMNS`).
+        paper_effect: the paper's own effect, to say when the interval excludes it; None, not said.
+    """
     v = str(row["verdict"])
     if v == "not reproduced":
         return "not reproduced (no units)"
@@ -69,7 +79,11 @@ ONLY_UNDER = "run under this reading only"
 
 def robustness_text(row: pd.Series) -> str:
     """``same verdict under 11 of 11 alternative readings`` / ``... under 0 of 1; flips under trust=uniform`` / what
-    is not checked yet, in a few words."""
+    is not checked yet, in a few words.
+
+    Args:
+        row: one row of the verdicts table, with its robustness columns filled (:func:`judge`).
+    """
     if str(row.get("verdict")) == "not reproduced" or pd.isna(row.get("robust")):
         return ""
     if row.get("robust") == ONLY_UNDER:
@@ -92,20 +106,32 @@ def robustness_text(row: pd.Series) -> str:
 
 
 def is_firm(row: pd.Series) -> bool:
-    """The verdict was judged under our readings' alternatives, flips under none, and leaves none unchecked."""
+    """The verdict was judged under our readings' alternatives, flips under none, and leaves none unchecked.
+
+    Args:
+        row: one row of the verdicts table, with its robustness columns filled (:func:`judge`).
+    """
     judged = bool(_text(row.get("robust"))) and row.get("robust") != ONLY_UNDER
     return judged and not rests_on_readings(row) and not _text(row.get("not_checked"))
 
 
 def rests_on_readings(row: pd.Series) -> list[str]:
-    """The alternative readings (``reading=value``) under which the verdict flips: what it rests on of ours."""
+    """The alternative readings (``reading=value``) under which the verdict flips: what it rests on of ours.
+
+    Args:
+        row: one row of the verdicts table, with its robustness columns filled (:func:`judge`).
+    """
     if str(row.get("verdict")) == "not reproduced":
         return []
     return [f for f in _text(row.get("flips_under")).split("; ") if f]
 
 
 def robustness_across(texts: dict[str, str]) -> str:
-    """One line for a claim's robustness over its sources: the text once when every source says the same."""
+    """One line for a claim's robustness over its sources: the text once when every source says the same.
+
+    Args:
+        texts: source -> its :func:`robustness_text` (an empty text is left out).
+    """
     said = {s: t for s, t in texts.items() if t}
     if len(set(said.values())) == 1:
         return next(iter(said.values()))

@@ -35,6 +35,11 @@ class UnitsFileError(TomlibError, ValueError):
 
 
 def units_dir(results: str | os.PathLike[str] | None = None) -> Path:
+    """The units tables' folder, ``<results>/units/``.
+
+    Args:
+        results: the results folder (default ``results/``).
+    """
     return results_dir(results) / "units"
 
 
@@ -62,7 +67,13 @@ def write_units(
 ) -> list[Path]:
     """Write per-unit rows (one file per ``paper_id.table_id``). A condition (a source and the values of every column
     that is not a unit column) that the new rows hold replaces its earlier rows whole; other conditions stay, so a
-    rerun under another reading (``dynamics="paper"``) adds its rows beside the default's."""
+    rerun under another reading (``dynamics="paper"``) adds its rows beside the default's.
+
+    Args:
+        frame: the rows, with ``paper_id``, ``table_id``, ``metric``, ``value`` and ``source`` columns.
+        results: the results folder (default ``results/``).
+        unit_columns: the columns that name or describe a unit, not a condition (:data:`UNIT_COLUMNS`).
+    """
     missing = [c for c in HEAD + UNIT_TAIL if c not in frame.columns]
     if missing:
         raise ValueError(f"units rows need columns {HEAD + UNIT_TAIL}; missing {missing}")
@@ -103,7 +114,12 @@ def read_units(
     results: str | os.PathLike[str] | None = None, digests: dict[str, str] | None = None
 ) -> dict[str, pd.DataFrame]:
     """Every units table under ``results/units/``, by ``<paper_id>.<table_id>``; values numeric where they parse.
-    ``digests``, if given, receives the SHA-256 of the bytes each table was parsed from."""
+    ``digests``, if given, receives the SHA-256 of the bytes each table was parsed from.
+
+    Args:
+        results: the results folder (default ``results/``).
+        digests: filled with each table's SHA-256, by its name (what a judgement ahead is keyed by); None, not.
+    """
     out = {}
     for path in sorted(units_dir(results).glob("*.csv")):
         raw = path.read_bytes()

@@ -15,7 +15,7 @@ import gc
 import math
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import pandas as pd
@@ -24,6 +24,7 @@ from tomlib.claims import _memo
 from tomlib.claims._coverage import ALL, covers, shared_with
 from tomlib.claims._query import MissingColumn, QueryError, mask
 from tomlib.claims._registry import Claim
+from tomlib.claims._robust import RowMasks
 from tomlib.claims._stats import GAP, SMALL, Estimate, joined, one_sample, paired, rate, rate_diff, stratified, welch
 from tomlib.claims._truth import TOLERANCE, TRUTH_COLUMNS, inside
 from tomlib.errors import TomlibError
@@ -62,7 +63,13 @@ class ClaimDataError(TomlibError, ValueError):
 
 
 def groups(claim: Claim, units: pd.DataFrame) -> pd.DataFrame:
-    """The units of one claim: its metric, its shared selection, and a ``group`` column (A or B)."""
+    """The units of one claim: its metric, its shared selection, and a ``group`` column (A or B; A-D for a
+    difference of gaps); :class:`ClaimDataError` when a query does not fit the table or a row is in two groups.
+
+    Args:
+        claim: the claim whose units are picked.
+        units: its units table, or some of its rows (one source's).
+    """
     rows = units[units["metric"] == claim.metric].reset_index(drop=True)  # one label per unit, for the overlap check
     frame, both = _picked(claim, rows)
     if both.size:
@@ -162,7 +169,12 @@ def _whole_groups(claim: Claim, root: pd.DataFrame) -> tuple[pd.DataFrame, pd.In
 
 
 def estimate(claim: Claim, frame: pd.DataFrame) -> Estimate:
-    """The claim's effect on its unit of analysis (see :mod:`tomlib.claims._stats`)."""
+    """The claim's effect on its unit of analysis (see :mod:`tomlib.claims._stats`).
+
+    Args:
+        claim: the claim, whose test and columns choose the design (paired, stratified, clustered, two samples).
+        frame: its units with a ``group`` column (:func:`groups`).
+    """
     cols = claim.columns
     a = frame.loc[frame["group"] == "A", "value"].to_numpy(float)
     if claim.test == "all":
@@ -206,7 +218,11 @@ def _sides(claim: Claim, est: Estimate) -> tuple[float, float]:
 
 
 def paper_distance(claim: Claim) -> float | None:
-    """How far the paper's effect lies inside the claim (the effect to plan power at), or None without one."""
+    """How far the paper's effect lies inside the claim (the effect to plan power at), or None without one.
+
+    Args:
+        claim: the claim, with the paper's effect (``paper_effect``) where the paper prints one.
+    """
     if claim.paper_effect is None or claim.test == "all":
         return None
     return inside(claim, claim.paper_effect)
@@ -217,7 +233,15 @@ def units_for_power(
 ) -> int | None:
     """Units of analysis for ``power`` (80%) at the paper's effect under this design (statsmodels' power solvers),
     two-sided at ``alpha``, with the paper's SD where it prints one, else the SD these units show; None when there is
-    no effect or spread to plan with, or when at the paper's own effect the claim could not be supported."""
+    no effect or spread to plan with, or when at the paper's own effect the claim could not be supported.
+
+    Args:
+        claim: the claim to plan for.
+        est: its estimate on the units so far (their SD, rows per unit and design effect).
+        base_rate: group B's rate, for a difference of rates (None: 0.5).
+        alpha: the level, two-sided, as verdicts are decided.
+        power: the power to reach, 80%.
+    """
     distance = paper_distance(claim)
     if distance is None or distance <= 0:
         return None  # no effect to plan with, or at the paper's own effect the claim cannot be supported
@@ -241,7 +265,17 @@ def power_at(
     alpha: float = ALPHA,
 ) -> float | None:
     """The power this engine plans with at ``n_units`` units of analysis (the inverse of :func:`units_for_power`;
-    clustered units count as ``n_units * rows_per_unit / design_effect`` independent rows)."""
+    clustered units count as ``n_units * rows_per_unit / design_effect`` independent rows).
+
+    Args:
+        claim: the claim, at the paper's effect (:func:`paper_distance`).
+        n_units: units of analysis.
+        sd: the spread these units show (the paper's SD comes first, where it prints one).
+        base_rate: group B's rate, for a difference of rates (None: 0.5).
+        rows_per_unit: rows per unit of analysis (a cluster's size).
+        design_effect: the variance inflation of clustering (1: none).
+        alpha: the level, two-sided, as verdicts are decided.
+    """
     distance = paper_distance(claim)
     if distance is None or distance <= 0:
         return None
@@ -331,7 +365,7 @@ def judge_each(claim: Claim, frame: pd.DataFrame) -> Judged:
     names = claim.columns["strata"]
     parts: dict[str, tuple[Estimate, float, float]] = {}
     for name, part in frame.groupby(joined(frame, names), sort=True):
-        if not _both_groups(inner, part):
+        if not holds_groups(inner, part):
             continue
         est = estimate(inner, part)
         if math.isfinite(est.effect):
@@ -360,69 +394,105 @@ def judge_each(claim: Claim, frame: pd.DataFrame) -> Judged:
     return Judged(claim, est, min(1.0, 2 * min(ps, pc)), "supported" if ps <= pc else "contradicted", None)
 
 
+class Judge:
+    """Judges claims on units tables and keeps what judging them again reuses: each claim's groups in the whole
+    tables (:class:`Grouper`), the readings' row masks (:class:`tomlib.claims._robust.RowMasks`), the judgements of
+    the run (:mod:`tomlib.claims._memo`) and each source's judged claims of the last :meth:`verdicts`
+    (:attr:`judged`, to judge again under another reading without redoing the rest).
+
+    Args:
+        roots: the whole units tables (by a claim's ``units`` text) that the frames judged are row subsets of, so a
+            claim's groups are picked once per table; None, each frame is grouped anew.
+        memo: keep each judgement for the run, by the claim, the source and the table's content: for the judgements
+            of results, which every notebook of a series repeats (not the draws of a calibration, which never do).
+    """
+
+    def __init__(self, roots: dict[str, pd.DataFrame] | None = None, *, memo: bool = False) -> None:
+        self.group = Grouper(roots or {})
+        self.masks = RowMasks()
+        self.memo = memo
+        self.judged: dict[str, dict[str, Judged]] = {}
+
+    def verdicts(
+        self,
+        paper_id: str,
+        claims: Sequence[Claim],
+        units: dict[str, pd.DataFrame],
+        sources: Iterable[str] | None = None,
+    ) -> pd.DataFrame:
+        """See :func:`verdicts`; each source's judged claims (before Holm) are kept in :attr:`judged`."""
+        if sources is None:
+            sources = sorted({s for f in units.values() for s in f["source"].unique()})
+        sources = [*sources, *([ACROSS_MODELS] if any(across_models(c) for c in claims) else [])]
+        rows = []
+        for source in sources:
+            judged: dict[str, Judged] = {}
+            missing: list[Claim] = []
+            for c in claims:
+                j = self.claim(c, units, source)
+                if j is None:
+                    missing.append(c)
+                else:
+                    judged[c.claim_id] = j
+            self.judged[source] = judged
+            rows += holm_rows(paper_id, source, list(judged.values()))
+            for c in missing:  # named only where the source ran the claim's table (a stand-in's source plays in one)
+                table = units.get(c.units)
+                ran = table is not None and (source == ACROSS_MODELS or (table["source"] == source).any())
+                if ran and across_models(c) == (source == ACROSS_MODELS):
+                    rows.append(_absent(paper_id, source, c))
+        return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+
+    def claim(self, claim: Claim, units: dict[str, pd.DataFrame], source: str) -> Judged | None:
+        """See :func:`judge_claim`; kept for the run when the judge keeps a memo."""
+        table = units.get(claim.units)
+        if table is None:
+            return None
+        at = _memo.key(claim, source, table) if self.memo else None
+        if at is not None and (got := _memo.recall(at)) is not _memo.MISSING:
+            return got  # type: ignore[no-any-return]
+        mine = table[_of_source(table, source, across_models(claim))]
+        frame = None if mine.empty else self.group(claim, mine)
+        judged = None if frame is None or not holds_groups(claim, frame) else judge_one(claim, frame)
+        if judged is not None and frame is not None:
+            judged.covers = _covers(claim, frame, table, source, self.group)
+        if at is not None:
+            _memo.keep(at, judged)
+        return judged
+
+
 def verdicts(
     paper_id: str,
     claims: Sequence[Claim],
     units: dict[str, pd.DataFrame],
     sources: Iterable[str] | None = None,
-    keep: dict[str, dict[str, Judged]] | None = None,
-    grouper: Grouper | None = None,
-    memo: bool = False,
 ) -> pd.DataFrame:
-    """Every claim of a paper for every source its units hold (``units``: table id -> units frame), Holm-corrected
-    within the paper and source. A claim whose units (or one of its groups) this source lacks is "not reproduced" for
-    it. Claims that compare models are judged once on all ``llm:`` sources together (source ``llm:*``). ``keep``, if
-    given, receives each source's judged claims (to judge again under another reading without redoing the rest).
-    ``grouper``: :class:`Grouper` of the whole tables ``units`` is drawn from, kept across calls. ``memo``: each
-    judgement kept for the run (:func:`judge_claim`)."""
-    if sources is None:
-        sources = sorted({s for f in units.values() for s in f["source"].unique()})
-    sources = [*sources, *([ACROSS_MODELS] if any(across_models(c) for c in claims) else [])]
-    rows = []
-    for source in sources:
-        judged: dict[str, Judged] = {}
-        missing: list[Claim] = []
-        for c in claims:
-            j = judge_claim(c, units, source, grouper, memo=memo)
-            if j is None:
-                missing.append(c)
-            else:
-                judged[c.claim_id] = j
-        if keep is not None:
-            keep[source] = judged
-        rows += holm_rows(paper_id, source, list(judged.values()))
-        for c in missing:  # named only where the source ran the claim's table (a stand-in's source plays in one)
-            table = units.get(c.units)
-            ran = table is not None and (source == ACROSS_MODELS or (table["source"] == source).any())
-            if ran and across_models(c) == (source == ACROSS_MODELS):
-                rows.append(_absent(paper_id, source, c))
-    return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+    """Every claim of a paper for every source its units hold, Holm-corrected within the paper and source
+    (:class:`Judge` judges again with what it kept). A claim whose units (or one of its groups) a source lacks is
+    "not reproduced" for it. Claims that compare models are judged once on all ``llm:`` sources together (source
+    ``llm:*``).
+
+    Args:
+        paper_id: the paper whose claims these are (the ``paper_id`` column; Holm's family is the paper's claims).
+        claims: the claims to judge (:func:`load_claims`).
+        units: table id (a claim's ``units`` text) -> units frame (:func:`read_units`, :func:`units_for`).
+        sources: the sources to judge, by default every source the units hold.
+    """
+    return Judge().verdicts(paper_id, claims, units, sources)
 
 
-def judge_claim(
-    claim: Claim, units: dict[str, pd.DataFrame], source: str, grouper: Grouper | None = None, *, memo: bool = False
-) -> Judged | None:
+def judge_claim(claim: Claim, units: dict[str, pd.DataFrame], source: str) -> Judged | None:
     """One claim on one source's units, before Holm; None when the source lacks its units or one of its groups.
-    ``memo``: kept for the run by the claim, the source and the table's content (:mod:`tomlib.claims._memo`), for the
-    judgements of results (not the many draws of a calibration)."""
-    table = units.get(claim.units)
-    if table is None:
-        return None
-    at = _memo.key(claim, source, table) if memo else None
-    if at is not None and (got := _memo.recall(at)) is not _memo.MISSING:
-        return got  # type: ignore[no-any-return]
-    group = grouper or groups
-    mine = table[_of_source(table, source, across_models(claim))]
-    frame = None if mine.empty else group(claim, mine)
-    judged = None if frame is None or not _both_groups(claim, frame) else judge_one(claim, frame)
-    if judged is not None and frame is not None:
-        judged.covers = _covers(claim, frame, table, source, group)
-    if at is not None:
-        _memo.keep(at, judged)
-    return judged
+
+    Args:
+        claim: the claim to judge.
+        units: table id (a claim's ``units`` text) -> units frame.
+        source: the source whose rows are judged (``llm:*``: every ``llm:`` source, for a claim across models).
+    """
+    return Judge().claim(claim, units, source)
 
 
-def _covers(claim: Claim, frame: pd.DataFrame, table: pd.DataFrame, source: str, group: Grouper | Callable) -> str:
+def _covers(claim: Claim, frame: pd.DataFrame, table: pd.DataFrame, source: str, group: Grouper) -> str:
     """What of the claim ``frame`` (a source's groups) covers, against every source's units of the claim; for a
     source composed on another (``formal+ppo:selfplay``), how many of its units are the other's own."""
     alone = len(frame) == len(table) or table["source"].nunique() == 1  # every source's units are this one's
@@ -467,7 +537,11 @@ ACROSS_MODELS = "llm:*"
 
 
 def across_models(claim: Claim) -> bool:
-    """A claim whose groups are named by model (``model == 'gpt-4o'``) compares models, so no one source holds it."""
+    """A claim whose groups are named by model (``model == 'gpt-4o'``) compares models, so no one source holds it.
+
+    Args:
+        claim: the claim asked about.
+    """
     return any("model" in q for q in (claim.a, claim.b)) and bool(claim.b)
 
 
@@ -477,8 +551,13 @@ def _of_source(table: pd.DataFrame, source: str, across: bool) -> pd.Series:
     return (table["source"] == source) & (not across)
 
 
-def _both_groups(claim: Claim, frame: pd.DataFrame) -> bool:
-    """Whether the units hold the claim's group A (and B, for a comparison)."""
+def holds_groups(claim: Claim, frame: pd.DataFrame) -> bool:
+    """Whether the units hold each of the claim's groups: A, and B for a comparison (C and D for a difference of gaps).
+
+    Args:
+        claim: the claim whose groups are asked for.
+        frame: its units with a ``group`` column (:func:`groups`).
+    """
     return set(group_names(claim)) <= set(frame["group"])
 
 

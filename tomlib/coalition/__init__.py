@@ -7,6 +7,7 @@ alignment for agents scored without a self-evaluation.
 >>> solve_coalitions(inst).structure.label(inst.names)                                     # doctest: +SKIP
 """
 
+from tomlib.coalition._appendix_g import BLOCKING_READINGS, TRUST, check_appendix_g, random_instance
 from tomlib.coalition._asp import Solution, solve_coalitions, solve_pairs
 from tomlib.coalition._core import (
     CoalitionStructure,
@@ -32,6 +33,7 @@ from tomlib.coalition._instance import (
     make_instance,
     misalignment,
 )
+from tomlib.coalition._many import solve_many
 from tomlib.coalition._pairs import (
     Pairs,
     brute_force_stable_pairs,
@@ -43,10 +45,11 @@ from tomlib.coalition._pairs import (
     pairs_of,
     partners,
 )
-from tomlib.coalition._rounds import INITIALS, Algorithm1, Algorithm1Run, RoundRecord, ftm, run_algorithm1
+from tomlib.coalition._rounds import INITIALS, Algorithm1, Algorithm1Run, RoundRecord, ftm, log_round, run_algorithm1
 from tomlib.coalition._select import (
     DEFAULT_SELECTION,
     SELECTIONS,
+    Mechanism,
     Outcome,
     Selection,
     check_selection,
@@ -56,12 +59,14 @@ from tomlib.coalition._select import (
 )
 
 __all__ = [
+    "BLOCKING_READINGS",
     "DEFAULT_SELECTION",
     "EMBEDDINGS",
     "INITIALS",
     "MAX_AGENTS",
     "PAIR_ORDERS",
     "SELECTIONS",
+    "TRUST",
     "Algorithm1",
     "Algorithm1Run",
     "AlignmentInstance",
@@ -69,6 +74,7 @@ __all__ = [
     "CoalitionStructure",
     "DynamicsRun",
     "Embedding",
+    "Mechanism",
     "Outcome",
     "Pairs",
     "RoundRecord",
@@ -78,6 +84,7 @@ __all__ = [
     "apply_blocking",
     "brute_force_stable",
     "brute_force_stable_pairs",
+    "check_appendix_g",
     "check_selection",
     "choose",
     "cosine_alignment",
@@ -87,6 +94,7 @@ __all__ = [
     "find_blocking_pair",
     "ftm",
     "improvement_dynamics",
+    "log_round",
     "make_instance",
     "matching_package_pairs",
     "misalignment",
@@ -96,9 +104,11 @@ __all__ = [
     "pairs_of",
     "partners",
     "potential",
+    "random_instance",
     "run_algorithm1",
     "selected_team",
     "solve_coalitions",
+    "solve_many",
     "solve_pairs",
     "stable_outcomes",
     "strictly_prefers",

@@ -21,9 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tomlib.claims import Claim, load_claims
-from tomlib.claims._calibrate import design
-from tomlib.claims._verdict import estimate, groups, power_at, verdicts
+from tomlib.claims import Claim, design, estimate, groups, load_claims, power_at, verdicts
 from tomlib.paths import configs_dir, environ
 
 

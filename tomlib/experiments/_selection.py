@@ -13,9 +13,15 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from tomlib.coalition import SELECTIONS, AlignmentInstance, make_instance, stable_outcomes, team_shares
-from tomlib.coalition._many import solve_many
-from tomlib.coalition._select import Mechanism
+from tomlib.coalition import (
+    SELECTIONS,
+    AlignmentInstance,
+    Mechanism,
+    make_instance,
+    solve_many,
+    stable_outcomes,
+    team_shares,
+)
 from tomlib.trace import load_runs
 
 

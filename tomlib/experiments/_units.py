@@ -8,8 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from tomlib.claims import write_units
-from tomlib.claims._units import EXPECTED
+from tomlib.claims import EXPECTED, write_units
 from tomlib.llm import ConfigError, get_model_config
 from tomlib.sim import SimSpec, expected_values
 

@@ -23,21 +23,24 @@ import pandas as pd
 
 from tomlib.claims import write_units
 from tomlib.coalition import (
+    BLOCKING_READINGS,
     DEFAULT_SELECTION,
+    TRUST,
     Algorithm1Run,
     AlignmentInstance,
     CoalitionStructure,
+    check_appendix_g,
     choose,
     find_blocking,
     ftm,
     make_instance,
+    random_instance,
     run_algorithm1,
     solve_coalitions,
+    solve_many,
     solve_pairs,
     value,
 )
-from tomlib.coalition._appendix_g import BLOCKING_READINGS, TRUST, check_appendix_g
-from tomlib.coalition._many import solve_many
 from tomlib.experiments._checks import check_whole
 from tomlib.trace import RunLog
 
@@ -416,8 +419,6 @@ def selection_views(draws: int = 500, seed: int = 0) -> dict[str, pd.DataFrame]:
 def everyone_in_comparison(trials: int = 100, seed: int = 0, sizes: Sequence[int] = (4, 5, 6, 7)) -> pd.DataFrame:
     """How often no stable structure exists, per size n (min_size ⌈n/2⌉, uniform scores for everyone), when agents
     may stay outside a coalition (ours) and when every agent must be in one (the ICLR text read literally)."""
-    from tomlib.coalition._appendix_g import random_instance
-
     rng = np.random.default_rng(seed)
     drawn = {n: [random_instance(rng, n) for _ in range(trials)] for n in sizes}
     jobs = [dataclasses.replace(i, everyone_in=literal) for n in sizes for i in drawn[n] for literal in (False, True)]
@@ -447,7 +448,6 @@ def one_to_many_comparison(
     uniform random scores: how often a stable matching exists, and in the solvers' optimum (fewest unmatched, then
     the lowest total misalignment) how many agents are matched and with how many partners."""
     from tomlib.coalition import partners
-    from tomlib.coalition._appendix_g import random_instance
 
     rng = np.random.default_rng(seed)
     drawn = {n: [random_instance(rng, n) for _ in range(trials)] for n in sizes}

@@ -11,7 +11,18 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from tomlib.llm._budget import Budget, BudgetLedger, announce_estimate, default_ledger, read_ledger
+from tomlib.llm._budget import (
+    ENV_ESTIMATES,
+    ENV_LEDGER,
+    ENV_MAX_TOKENS,
+    ENV_MAX_USD,
+    ENV_SPEND_TO_BUDGET,
+    Budget,
+    BudgetLedger,
+    announce_estimate,
+    default_ledger,
+    read_ledger,
+)
 from tomlib.llm._client import (
     MODES,
     CallRecord,
@@ -21,7 +32,15 @@ from tomlib.llm._client import (
     Mode,
     Usage,
 )
-from tomlib.llm._config import ModelConfig, describe_source, get_model_config, load_models, source_of
+from tomlib.llm._config import (
+    ModelConfig,
+    describe_source,
+    get_model_config,
+    load_models,
+    models_file,
+    read_models,
+    source_of,
+)
 from tomlib.llm._errors import (
     BudgetExceeded,
     ConfigError,
@@ -69,6 +88,11 @@ async def complete_json(
 
 
 __all__ = [
+    "ENV_ESTIMATES",
+    "ENV_LEDGER",
+    "ENV_MAX_TOKENS",
+    "ENV_MAX_USD",
+    "ENV_SPEND_TO_BUDGET",
     "MODES",
     "Budget",
     "BudgetExceeded",
@@ -104,8 +128,10 @@ __all__ = [
     "get_model",
     "get_model_config",
     "load_models",
+    "models_file",
     "parse_reply",
     "read_ledger",
+    "read_models",
     "recorded_exchange",
     "request_key",
     "run_sync",

@@ -2,7 +2,7 @@
 
 from tomlib.planning._plan import ClaimPlan, Plan, make_plan, select_claims
 from tomlib.planning._waves import WaveRecord, read_records, run_in_waves
-from tomlib.planning._write import plan_lines, write_profile
+from tomlib.planning._write import plan_lines, profile_name, write_profile
 
 __all__ = [
     "ClaimPlan",
@@ -10,6 +10,7 @@ __all__ = [
     "WaveRecord",
     "make_plan",
     "plan_lines",
+    "profile_name",
     "read_records",
     "run_in_waves",
     "select_claims",

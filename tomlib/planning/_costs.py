@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tomlib.experiments._cost import Estimate
+from tomlib.experiments import Estimate
 
 
 def _split(value: Any) -> list[str]:
@@ -19,8 +19,7 @@ def _adaptive(table: str) -> Callable[[str, Mapping[str, Any]], Estimate]:
 
     def cost(model: str, p: Mapping[str, Any]) -> Estimate:
         from tomlib.experiments import adaptive_tom as at
-        from tomlib.experiments.adaptive_tom._run import estimate
-        from tomlib.experiments.adaptive_tom._tables import pair_cells, table2_pairs
+        from tomlib.experiments.adaptive_tom import estimate, pair_cells, table2_pairs
 
         tasks = _split(p.get("llm_tasks", ""))
         if table == "table3":

@@ -24,20 +24,23 @@ from typing import Any
 
 import pandas as pd
 
-from tomlib.claims import PAPERS, Claim, load_claims, read_units
-from tomlib.claims._calibrate import declared_sd
-from tomlib.claims._judge import units_for
-from tomlib.claims._stats import Estimate as Design
-from tomlib.claims._verdict import (
+from tomlib.claims import (
     ACROSS_MODELS,
+    PAPERS,
+    Claim,
     across_models,
+    declared_sd,
     judge_claim,
+    load_claims,
     paper_distance,
     power_at,
+    read_units,
+    units_for,
     units_for_power,
 )
+from tomlib.claims import Estimate as Design
 from tomlib.errors import UsageError
-from tomlib.experiments._cost import Estimate
+from tomlib.experiments import Estimate, price
 from tomlib.planning._costs import CAPS, NOTEBOOK_OF, NOTEBOOKS, resolve
 
 KNOB_WEIGHT = {"mmlu_questions": 4}
@@ -102,8 +105,6 @@ class Plan:
 
 def check_model(model: str) -> None:
     """Refuse a model the plan cannot price: unknown, or needing a key without prices in ``configs/models.yaml``."""
-    from tomlib.experiments._cost import price
-
     if price(model, 1, (1, 1)).usd is None:
         raise UsageError(
             f"{model} has no prices in configs/models.yaml, so no plan can say what it costs; add "
@@ -148,7 +149,7 @@ def named_models(claim: Claim) -> set[str]:
 
 def defaults(stem: str) -> dict[str, Any]:
     """The notebook's parameters as its parameters cell sets them."""
-    from tomlib.runner._execute import declared_parameters, notebooks_dir
+    from tomlib.runner import declared_parameters, notebooks_dir
 
     params: dict[str, Any] = {}
     for name, info in declared_parameters(notebooks_dir() / f"{stem}.ipynb").items():

@@ -20,11 +20,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tomlib.claims import Claim, load_claims, read_units, require_confseq
-from tomlib.claims._judge import units_for
-from tomlib.claims._sequential import sequential_verdict
-from tomlib.claims._verdict import ClaimDataError, _both_groups, across_models, groups
-from tomlib.experiments._cost import Estimate
+from tomlib.claims import (
+    Claim,
+    ClaimDataError,
+    across_models,
+    groups,
+    holds_groups,
+    load_claims,
+    read_units,
+    require_confseq,
+    sequential_verdict,
+    units_for,
+)
+from tomlib.experiments import Estimate
 from tomlib.planning._costs import NOTEBOOKS, resolve
 from tomlib.planning._plan import KNOB_WEIGHT, family_sizes, select_claims
 
@@ -102,7 +110,7 @@ def judge_served(
                 frame = groups(c, table[table["source"] == source])
             except ClaimDataError:  # its queries need columns this source's rows lack: not this run's to judge
                 continue
-            if not _both_groups(c, frame):
+            if not holds_groups(c, frame):
                 continue
             n_now = max(len(frame), 2)
             verdict, _ = sequential_verdict(c, frame, alpha[c.claim_id.split(".", 1)[0]], int(n_now * scale))
@@ -126,8 +134,7 @@ def run_in_waves(
     runner's outcomes (the last wave's per notebook) and the records."""
     from tomlib.errors import UsageError
     from tomlib.llm import source_of
-    from tomlib.runner import run_notebooks
-    from tomlib.runner._execute import export_html, find_notebooks, parameters_for, results_for_run
+    from tomlib.runner import export_html, find_notebooks, parameters_for, results_for_run, run_notebooks
 
     if waves < 1:
         raise UsageError(f"--waves must be at least 1; got {waves}.")

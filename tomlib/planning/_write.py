@@ -93,7 +93,7 @@ def write_profile(plan: Plan, path: str | os.PathLike[str], spec: str) -> Path:
     """A run profile (by default in ``.tomlib/profiles/``, where no stamp looks) that runs the plan's notebooks at
     its sizes and skips every other, with a budget of the plan's estimate plus a quarter (estimates are per-call
     guesses)."""
-    from tomlib.runner._execute import find_notebooks
+    from tomlib.runner import find_notebooks
 
     path = Path(path)
     every = [p.stem for p in find_notebooks()]

@@ -1,20 +1,65 @@
 """Run logs: every model call and agent decision as one event in an append-only JSONL file."""
 
 from tomlib.redact import REDACTED, Redactor
-from tomlib.trace._load import load_runs, payload_frame, run_paths
-from tomlib.trace._log import EVENT_KINDS, STEP_KINDS, Event, RunLog, drops_event, keeps_steps, new_run_id
+from tomlib.trace._index import DamagedLog, RunIndex, log_in, read_index, read_lines
+from tomlib.trace._load import events_frame, load_runs, payload_frame, run_paths
+from tomlib.trace._log import (
+    ENV_RUNS_MANIFEST,
+    EVENT_KINDS,
+    RUN_ID_FIX,
+    STEP_KINDS,
+    Event,
+    RunLog,
+    drops_event,
+    keeps_steps,
+    new_run_id,
+    run_id_problem,
+)
+from tomlib.trace._runs import (
+    RunInfo,
+    compress_finished,
+    in_use,
+    list_runs,
+    prune_runs,
+    remove_stale_attempts,
+    run_facts,
+    run_reading,
+    run_source,
+    runs_to_prune,
+    stale_attempts,
+)
 
 __all__ = [
+    "ENV_RUNS_MANIFEST",
     "EVENT_KINDS",
     "REDACTED",
+    "RUN_ID_FIX",
     "STEP_KINDS",
+    "DamagedLog",
     "Event",
     "Redactor",
+    "RunIndex",
+    "RunInfo",
     "RunLog",
+    "compress_finished",
     "drops_event",
+    "events_frame",
+    "in_use",
     "keeps_steps",
+    "list_runs",
     "load_runs",
+    "log_in",
     "new_run_id",
     "payload_frame",
+    "prune_runs",
+    "read_index",
+    "read_lines",
+    "remove_stale_attempts",
+    "run_facts",
+    "run_id_problem",
     "run_paths",
+    "run_reading",
+    "run_source",
+    "runs_to_prune",
+    "stale_attempts",
 ]

@@ -15,7 +15,7 @@ from typing import Any
 from tomlib.errors import UsageError
 from tomlib.paths import portable, results_dir, webdeps_dir, write_atomic
 from tomlib.redact import redact_text
-from tomlib.trace._index import log_in
+from tomlib.trace import log_in
 
 STATIC = "_static"
 _FONTS = ("*.woff2", "*.woff")  # what browsers take from the renderer's @font-face list (not its eot/ttf/svg)

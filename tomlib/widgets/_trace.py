@@ -18,9 +18,7 @@ from typing import Any
 import pandas as pd
 
 from tomlib.llm import recorded_exchange
-from tomlib.trace import run_paths
-from tomlib.trace._index import DamagedLog, RunIndex, read_index, read_lines
-from tomlib.trace._load import events_frame
+from tomlib.trace import DamagedLog, RunIndex, events_frame, read_index, read_lines, run_paths
 
 AGENT_KINDS = ("llm_call", "belief", "prediction", "action", "expert_weights", "alignment", "verification")
 ROUND_KINDS = ("coalition", "score", "rematch")
