@@ -37,9 +37,9 @@ class GreedyAgent(Agent):
         planner = getattr(game, "planner", None)
         if planner is None:
             raise PartnerUnavailable(f"the Greedy partner plays Overcooked only, not {game.info.name}")
-        from tomlib.envs.overcooked import _lib
+        from tomlib.envs.overcooked import overcooked_lib
 
-        _lib()
+        overcooked_lib()
         self.model = _greedy_class()(_recalling(planner))
         self.model.reset()  # (reset clears the seat, so set it afterwards)
         self.model.set_agent_index(player)

@@ -81,9 +81,9 @@ def policy_probabilities(game: Game, state: Any, policy: Policy, player: int) ->
 
 def action_names(game: Game) -> tuple[str, ...]:
     """Our action names in the order of the policy's outputs (overcooked-ai's ``Action.INDEX_TO_ACTION``)."""
-    from tomlib.envs.overcooked import _lib
+    from tomlib.envs.overcooked import overcooked_lib
 
-    actions, _ = _lib()
+    actions, _ = overcooked_lib()
     return tuple(game.action_name(a) for a in actions.Action.INDEX_TO_ACTION)  # type: ignore[attr-defined]
 
 

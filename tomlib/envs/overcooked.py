@@ -42,7 +42,8 @@ TERRAIN = {
 }
 
 
-def _lib() -> Any:
+def overcooked_lib() -> Any:
+    """overcooked-ai's ``actions`` and ``overcooked_mdp`` modules, imported quietly; a clear error if missing."""
     try:
         # overcooked-ai registers a gym env on import; gym then prints an "unmaintained" notice we already know
         with contextlib.redirect_stderr(io.StringIO()):
@@ -109,7 +110,7 @@ class _Kitchen:
     (the library's transition reads neither)."""
 
     def __init__(self, layout: str, text: str, cook_time: int) -> None:
-        _, mdp_mod = _lib()
+        _, mdp_mod = overcooked_lib()
         spec = ast.literal_eval(text)
         self.grid = [row.strip() for row in spec.pop("grid").split("\n")]
         spec["layout_name"] = layout
@@ -152,7 +153,7 @@ class OvercookedGame(Game):
         collaborate to cook and deliver onion soup"), so eq. 9's team value is all a cook weighs and the tie model
         draws among what it leaves equal."""
         self.prefer = check_preference(prefer)
-        actions, mdp_mod = _lib()
+        actions, mdp_mod = overcooked_lib()
         self._A = actions.Action
         self.layout_name = layout
         self.horizon = int(horizon)
