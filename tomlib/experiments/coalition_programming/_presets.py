@@ -57,5 +57,9 @@ def load_tasks(benchmark: str, n: int, *, mbpp_split: str = "test") -> list[Code
 
 
 def model_label(model: str) -> str:
-    """The model name in result rows: the paper's printed name for the paper's models, else ours."""
+    """The model name in result rows: the paper's printed name for the paper's models (§6.1), else ours.
+
+    Args:
+        model: a name from ``configs/models.yaml``.
+    """
     return PAPER_MODELS.get(model, model)

@@ -1,6 +1,6 @@
 """Running the coalition paper's iterative programming (``coalition-matching-iclr-draft.txt`` §6.1, §6.3; Algorithm 1
 of §5.1): every (task, condition, seed) episode of one model, logged to one run log, then every engineer's code
-through the sandbox, whose tests decide Pass@1 (§6.2)."""
+through the sandbox, whose tests decide Pass@1 (Table 3, §6.3)."""
 
 from __future__ import annotations
 

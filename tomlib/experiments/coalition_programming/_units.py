@@ -40,7 +40,14 @@ def readings(cfg: TeamConfig) -> dict[str, Any]:
 def long_units(frame: pd.DataFrame, table_id: str, columns: Sequence[str], metrics: Mapping[str, str]) -> pd.DataFrame:
     """``frame`` (one row per unit) long-form, as ``tomlib.claims.write_units`` takes it: ``columns`` (the condition
     and unit columns), then each of ``metrics`` (unit metric name -> frame column) as ``metric`` and ``value``
-    (booleans 0/1; missing values, e.g. ``ftm_next`` of the last round, are left out)."""
+    (booleans 0/1; missing values, e.g. ``ftm_next`` of the last round, are left out).
+
+    Args:
+        frame: one row per unit, with a ``source`` column.
+        table_id: the paper's table the units serve (``table1``, ...).
+        columns: the condition and unit columns kept.
+        metrics: unit metric name → the column of ``frame`` that holds it.
+    """
     head = ["paper_id", "table_id", *columns, "metric", "value", "source"]
     parts = []
     for metric, col in metrics.items():
@@ -56,7 +63,12 @@ def long_units(frame: pd.DataFrame, table_id: str, columns: Sequence[str], metri
 
 
 def write_long_units(frames: Sequence[pd.DataFrame], results: str | os.PathLike[str] | None) -> None:
-    """Write the units rows of ``frames`` (:func:`long_units`), one file per table, if there are any."""
+    """Write the units rows of ``frames`` (:func:`long_units`), one file per table, if there are any.
+
+    Args:
+        frames: :func:`long_units` frames, of one table or several.
+        results: the results folder (None: the project's ``results/``); the files go to its ``units/``.
+    """
     rows = [f for f in frames if len(f)]
     if rows:
         write_units_with_truth(pd.concat(rows, ignore_index=True), results)
