@@ -140,7 +140,11 @@ _MATH = re.compile(r"(?<!\\)\$(.+?)(?<!\\)\$")
 
 
 def plain_text(text: str) -> str:
-    """Caption text for markdown: ``$...$`` math as Unicode (``$R = 1 \\dots 5$`` → ``R = 1 … 5``)."""
+    """Caption text for markdown: ``$...$`` math as Unicode (``$R = 1 \\dots 5$`` → ``R = 1 … 5``).
+
+    Args:
+        text: a caption, our words with ``$...$`` math.
+    """
     return _MATH.sub(lambda m: _math(m.group(1), as_html=False), text)
 
 
@@ -172,7 +176,11 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 def safe_target(to: str) -> bool:
     """Whether REPORT may link to ``to``: an http or https address, or a relative one (no scheme, not ``//host``).
     Characters a browser strips or reads as ``/`` before it looks for the scheme (controls, spaces, backslashes)
-    are refused outright, so ``java\tscript:`` is no way around it."""
+    are refused outright, so ``java\tscript:`` is no way around it.
+
+    Args:
+        to: a link's address as written.
+    """
     if not to or re.search(r"[\x00-\x20\x7f\\]", to) or to.startswith("//"):
         return False
     scheme = _SCHEME.match(to)

@@ -96,7 +96,11 @@ def _csv_link(name: str) -> Link:
 
 def agreement(side: pd.DataFrame) -> pd.DataFrame:
     """Per source and metric (so SD, CI and change rows are apart from the values): cells, cells with a paper
-    value, how many match to within 0.005, and the mean absolute difference."""
+    value, how many match to within 0.005, and the mean absolute difference.
+
+    Args:
+        side: a :func:`tomlib.report.compare` frame.
+    """
     rows = []
     for (source, metric), part in side.groupby(["source", "metric"], sort=True):
         both = part.dropna(subset=["paper", "ours"])
@@ -199,7 +203,13 @@ def _numbers_in(shown_in: str) -> set[str]:
 
 def readings_of(paper_id: str, notebook: str | None = None) -> pd.DataFrame:
     """``data/readings/<paper_id>.csv``: the rules we chose where the paper is silent, what each changes and the
-    notebooks that show it; ``notebook`` (e.g. ``"09"``) keeps that notebook's."""
+    notebooks that show it; ``notebook`` (e.g. ``"09"``) keeps that notebook's.
+
+    Args:
+        paper_id: the paper.
+        notebook: a notebook's number (``"09"``) to keep only its readings, without the ``shown in`` column; None
+            keeps all.
+    """
     path = data_dir() / "readings" / f"{paper_id}.csv"
     frame = pd.read_csv(path, dtype=str, keep_default_na=False) if path.exists() else pd.DataFrame()
     frame = frame.drop(columns=[c for c in frame.columns if c.startswith("claims_")])  # the claims table shows them
@@ -231,6 +241,11 @@ def provenance(root: Path, table: str, stamps: dict[str, dict[str, object]]) -> 
     """Where a table came from, in words (notebook, profile, finished, parameters, from ``tables/<name>.run.json``),
     and a warning when its notebook was attempted again since (the table is then an earlier run's) or the CSV was
     rewritten by a run the runner did not record (None when neither). What the record says is quoted (:func:`_said`).
+
+    Args:
+        root: the results folder.
+        table: the table's name, ``<paper_id>.<table_id>``.
+        stamps: each notebook's stamp by name (``results/notebooks/<name>.stamp.json``).
     """
     path = root / "tables" / f"{table}.run.json"
     if not path.exists():
