@@ -12,7 +12,7 @@ import pytest
 
 from tomlib.claims import VERDICT_COLUMNS, load_claims, paper_info
 from tomlib.report._claims import claims_tally, grid_frame, grid_html, is_firm
-from tomlib.report._report import _cell
+from tomlib.report._markup import _cell
 from tomlib.report._tables import with_paper_models
 
 pytestmark = pytest.mark.tier("fast")

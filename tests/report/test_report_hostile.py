@@ -17,7 +17,7 @@ import mistune
 import pytest
 
 from tomlib.report import build_report, paper_table, write_table
-from tomlib.report._report import _inline_html, safe_target
+from tomlib.report._markup import _inline_html, safe_target
 
 pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
@@ -143,7 +143,7 @@ def test_report_replaces_links_planted_at_its_names(isolated: Path) -> None:
 def test_a_table_cell_holds_no_link_or_html_and_keeps_its_code() -> None:
     import pandas as pd
 
-    from tomlib.report._report import _md_table
+    from tomlib.report._markup import _md_table
 
     cells = pd.DataFrame({"condition": [f"{SCRIPT} {LINK} | x", "`llm:<model>` < 0.5"], "value": [1.0, 2.0]})
     shown = mistune.html(_md_table(cells))

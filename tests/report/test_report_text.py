@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tomlib.report import build_report, paper_table, write_table
-from tomlib.report._report import _inline_html, plain_text
+from tomlib.report._markup import _inline_html, plain_text
 
 pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 

@@ -6,6 +6,7 @@ import html
 import io
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -15,10 +16,18 @@ from tomlib.claims._text import fmt, is_firm, rests_on_readings, robustness_acro
 from tomlib.llm import describe_source
 from tomlib.paths import write_atomic
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 
 def report_sources(paper_id: str, verdicts: pd.DataFrame) -> list[str]:
     """The sources REPORT sets beside the paper: neither a simulated model (``sim:``) nor a run under another reading
-    (``formal (tie_break=...)``), whose verdicts are the robustness column's."""
+    (``formal (tie_break=...)``), whose verdicts are the robustness column's.
+
+    Args:
+        paper_id: the paper (``coalition``, ``adaptive_tom``, ``tom_ib``).
+        verdicts: the claims' verdicts (``results/claims.csv``).
+    """
     mine = verdicts[verdicts["paper_id"] == paper_id]["source"].astype(str)
     return sorted(s for s in mine.unique() if not s.startswith("sim:") and " (" not in s)
 
@@ -32,7 +41,12 @@ def _by_claim(paper_id: str, verdicts: pd.DataFrame) -> tuple[list[str], list[tu
 
 def claims_table(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
     """One row per claim: its number, what it says, the paper's words and where they rest, the paper's evidence, and
-    our verdict per source (sim apart)."""
+    our verdict per source (sim apart).
+
+    Args:
+        paper_id: the paper whose registered claims (``data/claims/<paper>.csv``) are the rows.
+        verdicts: the claims' verdicts (``results/claims.csv``).
+    """
     rows = []
     sources, by_claim = _by_claim(paper_id, verdicts)
     headers = {s: f"{s} ({what})" if (what := describe_source(str(s))) else str(s) for s in sources}
@@ -99,7 +113,12 @@ Grid = tuple[list[str], list[tuple[str, str, list[GridCell]]]]
 
 
 def verdict_grid(paper_id: str, verdicts: pd.DataFrame) -> Grid:
-    """The paper's claims by source at a glance (the same verdicts as ``claims.csv``)."""
+    """The paper's claims by source at a glance (the same verdicts as ``claims.csv``).
+
+    Args:
+        paper_id: the paper.
+        verdicts: the claims' verdicts (``results/claims.csv``).
+    """
     sources, by_claim = _by_claim(paper_id, verdicts)
     rows = []
     for c, got in by_claim:
@@ -114,12 +133,21 @@ def verdict_grid(paper_id: str, verdicts: pd.DataFrame) -> Grid:
 
 
 def grid_frame(paper_id: str, verdicts: pd.DataFrame) -> pd.DataFrame:
-    """:func:`verdict_grid` as a table of text (Markdown)."""
+    """:func:`verdict_grid` as a table of text (Markdown).
+
+    Args:
+        paper_id: the paper.
+        verdicts: the claims' verdicts (``results/claims.csv``).
+    """
     return frame_of(verdict_grid(paper_id, verdicts))
 
 
 def frame_of(grid: Grid) -> pd.DataFrame:
-    """A grid as a table of text."""
+    """A grid as a table of text.
+
+    Args:
+        grid: a :func:`verdict_grid`.
+    """
     sources, rows = grid
     return pd.DataFrame(
         [{"#": n, "claim": label, **{s: cell.text for s, cell in zip(sources, cells, strict=True)}} for n, label, cells
@@ -130,12 +158,23 @@ def frame_of(grid: Grid) -> pd.DataFrame:
 
 def grid_html(paper_id: str, verdicts: pd.DataFrame, anchor: str) -> str:
     """:func:`verdict_grid` as an HTML table, each cell coloured by its verdict, each number a link to the claim's
-    row in the detail table (``<anchor>-<number>``: ``#claim-coalition-C1``, or a page's, ``../REPORT.html#...``)."""
+    row in the detail table (``<anchor>-<number>``: ``#claim-coalition-C1``, or a page's, ``../REPORT.html#...``).
+
+    Args:
+        paper_id: the paper.
+        verdicts: the claims' verdicts (``results/claims.csv``).
+        anchor: where a claim's number links, before ``-<number>``.
+    """
     return html_of(verdict_grid(paper_id, verdicts), anchor)
 
 
 def html_of(grid: Grid, anchor: str) -> str:
-    """A grid as an HTML table (see :func:`grid_html`)."""
+    """A grid as an HTML table (see :func:`grid_html`).
+
+    Args:
+        grid: a :func:`verdict_grid`.
+        anchor: where a claim's number links, before ``-<number>``.
+    """
     sources, rows = grid
     head = "".join(f"<th>{html.escape(s)}</th>" for s in ["#", "claim", *sources])
     body = []
@@ -152,7 +191,12 @@ def html_of(grid: Grid, anchor: str) -> str:
 def claims_tally(paper_id: str, verdicts: pd.DataFrame) -> str:
     """``formal: 11 supported (3 firm), 2 contradicted, 3 inconclusive · llm:local: …`` for a paper's claims: the
     grid's counts, a simulated model's rows and other readings' runs apart. *Firm*: the same verdict under every
-    alternative reading of ours, none left unchecked."""
+    alternative reading of ours, none left unchecked.
+
+    Args:
+        paper_id: the paper.
+        verdicts: the claims' verdicts (``results/claims.csv``).
+    """
     mine = verdicts[(verdicts["paper_id"] == paper_id) & (verdicts["verdict"] != "not reproduced")]
     mine = mine[mine["source"].astype(str).isin(report_sources(paper_id, verdicts))]
     parts = []
@@ -180,7 +224,13 @@ TRUTH_WORDS = {
 
 def sim_truth(paper_id: str, verdicts: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """A simulated model's verdicts beside the truth its declared competence implies (:mod:`tomlib.claims._truth`),
-    and one sentence that counts them; empty when no sim verdict of the paper has a declared truth."""
+    and one sentence that counts them; empty when no sim verdict of the paper has a declared truth.
+
+    Args:
+        paper_id: the paper.
+        verdicts: the claims' verdicts (``results/claims.csv``), with the ``declared_truth`` columns the claims
+            engine adds on a sim's rows.
+    """
     mine = verdicts[(verdicts["paper_id"] == paper_id) & verdicts["source"].astype(str).str.startswith("sim:")]
     if "declared_truth" not in mine.columns:
         return pd.DataFrame(), ""
@@ -214,7 +264,11 @@ def sim_truth(paper_id: str, verdicts: pd.DataFrame) -> tuple[pd.DataFrame, str]
 
 def readings_reach(paper_id: str) -> pd.DataFrame:
     """The paper's readings that bear on claims, the units column that carries each, and what computes an
-    alternative (the ``claims_*`` columns of ``data/readings/<paper>.csv``)."""
+    alternative (the ``claims_*`` columns of ``data/readings/<paper>.csv``).
+
+    Args:
+        paper_id: the paper whose readings (``data/readings/<paper>.csv``) are read.
+    """
     rows = [
         {
             "reading": r.parameter,
@@ -231,9 +285,47 @@ def readings_reach(paper_id: str) -> pd.DataFrame:
 MARKERS = {"supported": "o", "contradicted": "X", "inconclusive": "D"}
 
 
+def _strip(ax: Axes, c: Claim, part: pd.DataFrame, colors: dict[str, str]) -> None:
+    """One claim's strip of the forest plot: each source's effect and CI (the marker's shape its verdict), the
+    paper's effect, the claim's margin, and the strip named by the claim's number, label and metric."""
+    for k, r in enumerate(part.itertuples()):
+        y = k - (len(part) - 1) / 2
+        lo, hi = (r.effect, r.effect) if pd.isna(r.ci_low) else (r.ci_low, r.ci_high)
+        ax.errorbar(
+            r.effect,
+            y,
+            xerr=[[r.effect - lo], [hi - r.effect]],
+            fmt=MARKERS.get(r.verdict, "o"),
+            color=colors[r.source],
+            mfc=colors[r.source] if r.verdict == "supported" else "white",
+            capsize=2,
+            ms=5,
+        )
+    if c.paper_effect is not None:
+        ax.axvline(c.paper_effect, color="crimson", lw=1.5)
+    base = float(c.null or 0.0)
+    if c.margin is not None:  # where "similar" or "no better/worse" ends
+        bounds = {"equivalent": (-c.margin, c.margin), "not_greater": (c.margin,), "not_less": (-c.margin,)}
+        for x in bounds.get(c.direction, ()):
+            ax.axvline(base + x, color="seagreen", lw=1, ls="--")
+    ax.axvline(0, color="grey", lw=0.6, ls=":")
+    ax.set_yticks([])
+    ax.set_ylim(-1, 1)
+    ax.set_ylabel(f"{c.number} {c.label}", rotation=0, ha="right", va="center", fontsize=8)
+    ax.text(1.01, 0.5, c.metric, transform=ax.transAxes, fontsize=7, va="center", color="dimgrey")
+    ax.tick_params(axis="x", labelsize=7)
+
+
 def forest_plot(paper_id: str, verdicts: pd.DataFrame, path: Path) -> Path | None:
     """Effect ± 95% CI per claim and source, the paper's effect marked, one strip per claim named by its number and
-    label, the marker's shape the verdict; claims of one metric sit together and share a scale."""
+    label, the marker's shape the verdict; claims of one metric sit together and share a scale.
+
+    Args:
+        paper_id: the paper.
+        verdicts: the claims' verdicts (``results/claims.csv``).
+        path: the PNG to write (``results/figures/claims.<paper>.png``); None is returned, and nothing written, when
+            no claim has an effect.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -257,33 +349,7 @@ def forest_plot(paper_id: str, verdicts: pd.DataFrame, path: Path) -> Path | Non
             ax.sharex(first[c.metric])
         else:
             first[c.metric] = ax
-        part = mine[mine["claim_id"] == cid]
-        for k, r in enumerate(part.itertuples()):
-            y = k - (len(part) - 1) / 2
-            lo, hi = (r.effect, r.effect) if pd.isna(r.ci_low) else (r.ci_low, r.ci_high)
-            ax.errorbar(
-                r.effect,
-                y,
-                xerr=[[r.effect - lo], [hi - r.effect]],
-                fmt=MARKERS.get(r.verdict, "o"),
-                color=colors[r.source],
-                mfc=colors[r.source] if r.verdict == "supported" else "white",
-                capsize=2,
-                ms=5,
-            )
-        if c.paper_effect is not None:
-            ax.axvline(c.paper_effect, color="crimson", lw=1.5)
-        base = float(c.null or 0.0)
-        if c.margin is not None:  # where "similar" or "no better/worse" ends
-            bounds = {"equivalent": (-c.margin, c.margin), "not_greater": (c.margin,), "not_less": (-c.margin,)}
-            for x in bounds.get(c.direction, ()):
-                ax.axvline(base + x, color="seagreen", lw=1, ls="--")
-        ax.axvline(0, color="grey", lw=0.6, ls=":")
-        ax.set_yticks([])
-        ax.set_ylim(-1, 1)
-        ax.set_ylabel(f"{c.number} {c.label}", rotation=0, ha="right", va="center", fontsize=8)
-        ax.text(1.01, 0.5, c.metric, transform=ax.transAxes, fontsize=7, va="center", color="dimgrey")
-        ax.tick_params(axis="x", labelsize=7)
+        _strip(ax, c, mine[mine["claim_id"] == cid], colors)
     for ax, cid, after in zip(axes[:-1, 0], ids[:-1], ids[1:], strict=True):
         if claims[cid].metric == claims[after].metric:  # the scale is read once, under a metric's last strip
             ax.tick_params(labelbottom=False)
@@ -306,7 +372,11 @@ def forest_plot(paper_id: str, verdicts: pd.DataFrame, path: Path) -> Path | Non
 def engine_check(rows: pd.DataFrame) -> tuple[str, pd.DataFrame]:
     """One sentence and a table of the claims engine against declared truth (``results/claims_calibration.csv``,
     :func:`tomlib.claims._calibrate.engine_check`): false verdicts under a declared null, pooled against alpha and its
-    Monte-Carlo bound, and the supported rate under the paper's effect against the power the engine computes."""
+    Monte-Carlo bound, and the supported rate under the paper's effect against the power the engine computes.
+
+    Args:
+        rows: ``results/claims_calibration.csv``'s rows; empty gives an empty sentence and table.
+    """
     from tomlib.claims import ALPHA
     from tomlib.claims._calibrate import mc_bound
 

@@ -20,7 +20,13 @@ if TYPE_CHECKING:
 
 
 def plot_compare(side: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None) -> Axes:
-    """Ours against the paper, one point per cell, coloured by source; the diagonal is perfect agreement."""
+    """Ours against the paper, one point per cell, coloured by source; the diagonal is perfect agreement.
+
+    Args:
+        side: a :func:`tomlib.report.compare` frame (``paper``, ``ours``, ``source``, ``metric``).
+        ax: the axes to draw on; None draws a new 5×5 figure.
+        title: the axes' title, if any.
+    """
     import matplotlib.pyplot as plt
     import seaborn as sns
 
@@ -143,7 +149,11 @@ def _covers(fig: Figure) -> list[tuple[int, str]]:
 def legend_overlaps(fig: Figure) -> list[str]:
     """What each legend of ``fig`` covers as drawn: a title, an axis or tick label, a text, another legend, its own
     axes' data (lines, bars, points), or another axes' plotting area (a figure's legend: any axes'). Empty when it
-    covers nothing."""
+    covers nothing.
+
+    Args:
+        fig: the figure, drawn as it stands.
+    """
     return _described(fig, _covers(fig))
 
 
@@ -182,7 +192,11 @@ def _beside(fig: Figure, leg: Legend) -> None:
 def tidy_legends(fig: Figure) -> list[str]:
     """Move each legend that covers something (:func:`legend_overlaps`) to where it covers nothing: an axes' legend
     to the best place inside its axes, else outside them on the right, else (like a figure's legend) under the whole
-    figure. Returns what still overlaps: nothing, unless the figure has no room anywhere."""
+    figure. Returns what still overlaps: nothing, unless the figure has no room anywhere.
+
+    Args:
+        fig: the figure whose legends are moved (in place).
+    """
     found: list[tuple[int, str]] | None = None  # what the legends cover as the figure stands (a draw each time)
     for n, leg in enumerate(_legends(fig)):
         moves = ([_best, _beside] if leg.axes is not None else []) + [_below_everything]
@@ -197,7 +211,14 @@ def tidy_legends(fig: Figure) -> list[str]:
 
 def save_figure(fig: Figure, name: str, results: str | os.PathLike[str] | None = None) -> Path:
     """Save ``fig`` as ``results/figures/<name>.png`` (name like ``adaptive_tom.fig3``) and return the path. A legend
-    that covers a title, a label or data is moved off it first (:func:`tidy_legends`), in the notebook's figure too."""
+    that covers a title, a label or data is moved off it first (:func:`tidy_legends`), in the notebook's figure too.
+
+    Args:
+        fig: the figure (its legends may move, in the notebook's figure too).
+        name: ``<paper_id>.<figure_id>`` with no ``/`` and no ``.png``; REPORT shows it under the table of that
+            name, or under the paper when no table claims it.
+        results: the results folder; None for the configured one.
+    """
     if not name or "/" in name or name.endswith(".png"):
         raise ValueError(f"figure name must be a bare name like 'adaptive_tom.fig3', got {name!r}")
     out = results_for_writing(results) / "figures" / f"{name}.png"

@@ -36,7 +36,11 @@ def paper_tables_dir() -> Path:
 
 
 def paper_table_index(paper_id: str | None = None) -> pd.DataFrame:
-    """Captions, sections and transcription notes of every transcribed table."""
+    """Captions, sections and transcription notes of every transcribed table.
+
+    Args:
+        paper_id: one paper's tables; None for every paper's.
+    """
     files = sorted(paper_tables_dir().glob(f"{paper_id or '*'}.index.csv"))
     if not files:
         return pd.DataFrame(
@@ -46,7 +50,13 @@ def paper_table_index(paper_id: str | None = None) -> pd.DataFrame:
 
 
 def paper_table(paper_id: str, table_id: str, *, draft: str | None = None) -> pd.DataFrame:
-    """A transcribed paper table (source ``paper``); ``draft`` selects one draft of the coalition paper."""
+    """A transcribed paper table (source ``paper``); ``draft`` selects one draft of the coalition paper.
+
+    Args:
+        paper_id: the paper.
+        table_id: the table as the paper numbers it (``table1``, ``fig5``).
+        draft: one draft of the coalition paper (``iclr``, ``neurips``); None keeps every draft's rows.
+    """
     path = paper_tables_dir() / f"{paper_id}.{table_id}.csv"
     if not path.exists():
         known = sorted(p.name.split(".")[1] for p in paper_tables_dir().glob(f"{paper_id}.*.csv"))
@@ -63,13 +73,22 @@ def paper_table(paper_id: str, table_id: str, *, draft: str | None = None) -> pd
 
 
 def condition_columns(df: pd.DataFrame) -> list[str]:
-    """The columns that name a condition (everything but the fixed head, tail and notes)."""
+    """The columns that name a condition (everything but the fixed head, tail and notes).
+
+    Args:
+        df: a results or paper table.
+    """
     fixed = set(HEAD + TAIL + OPTIONAL + PAPER_ONLY)
     return [c for c in df.columns if c not in fixed]
 
 
 def validate_results(df: pd.DataFrame, *, where: str = "results table") -> None:
-    """Raise ResultsContractError listing every way ``df`` breaks the results contract."""
+    """Raise ResultsContractError listing every way ``df`` breaks the results contract.
+
+    Args:
+        df: the rows to check.
+        where: what they are, for the message.
+    """
     problems = []
     missing = [c for c in HEAD + TAIL if c not in df.columns]
     if missing:
@@ -107,7 +126,11 @@ def _key_frame(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
 
 
 def attach_paper_values(df: pd.DataFrame) -> pd.DataFrame:
-    """Fill ``paper_value`` from the transcribed table, joining on the shared condition columns + metric."""
+    """Fill ``paper_value`` from the transcribed table, joining on the shared condition columns + metric.
+
+    Args:
+        df: reproduced rows; sim rows are never given a paper value.
+    """
     out = df.copy()
     out["paper_value"] = np.nan
     for (paper_id, table_id), idx in out.groupby(["paper_id", "table_id"]).groups.items():
@@ -135,7 +158,11 @@ def attach_paper_values(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def order_columns(df: pd.DataFrame) -> pd.DataFrame:
-    """Contract column order: head, conditions, tail, notes."""
+    """Contract column order: head, conditions, tail, notes.
+
+    Args:
+        df: a results table.
+    """
     extra = [c for c in OPTIONAL if c in df.columns]
     return df[HEAD + condition_columns(df) + TAIL + extra]
 
@@ -149,7 +176,12 @@ def _note_written(names: list[str]) -> None:
 
 
 def write_table(df: pd.DataFrame, results: str | os.PathLike[str] | None = None) -> list[Path]:
-    """Write reproduced rows as ``results/tables/<paper_id>.<table_id>.csv`` (one file per table)."""
+    """Write reproduced rows as ``results/tables/<paper_id>.<table_id>.csv`` (one file per table).
+
+    Args:
+        df: reproduced rows of one or more tables, in the results contract (``paper_value`` is filled when absent).
+        results: the results folder; None for the configured one.
+    """
     if "paper_value" not in df.columns:
         df = attach_paper_values(df.assign(paper_value=np.nan))
     validate_results(df)
@@ -166,13 +198,23 @@ def write_table(df: pd.DataFrame, results: str | os.PathLike[str] | None = None)
 
 
 def read_results(results: str | os.PathLike[str] | None = None) -> dict[str, pd.DataFrame]:
-    """Every results table, keyed ``<paper_id>.<table_id>``."""
+    """Every results table, keyed ``<paper_id>.<table_id>``.
+
+    Args:
+        results: the results folder; None for the configured one.
+    """
     out_dir = results_dir(results) / "tables"
     return {p.name[: -len(".csv")]: pd.read_csv(p) for p in sorted(out_dir.glob("*.*.csv"))}
 
 
 def compare(reproduced: pd.DataFrame, table_id: str | None = None, paper_id: str | None = None) -> pd.DataFrame:
-    """Side by side: conditions, metric, source, paper, ours, difference (ours − paper)."""
+    """Side by side: conditions, metric, source, paper, ours, difference (ours − paper).
+
+    Args:
+        reproduced: rows in the results contract.
+        table_id: keep one table's rows; None keeps all.
+        paper_id: keep one paper's rows; None keeps all.
+    """
     df = reproduced
     if table_id is not None:
         df = df[df["table_id"] == table_id]
@@ -197,6 +239,10 @@ def side_by_side(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
 
     Metrics ``m`` and ``m_sd`` are folded into one "m" cell; notes show instead of a missing value, and a source
     that did not run a cell shows "not run".
+
+    Args:
+        table: one table's rows in the results contract.
+        digits: decimals shown (the papers print two).
     """
     df = table.copy()
     df["value"] = pd.to_numeric(df["value"], errors="coerce")
@@ -229,7 +275,13 @@ def side_by_side(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
 
 def with_paper_models(layout: pd.DataFrame, paper_id: str, table_id: str) -> tuple[pd.DataFrame, list[str]]:
     """Where no row of ours has a paper value because the paper ran other models than ours, the paper's values per
-    its own model (``paper: GPT-4o``) beside ours, matched on every other condition; and the models so shown."""
+    its own model (``paper: GPT-4o``) beside ours, matched on every other condition; and the models so shown.
+
+    Args:
+        layout: a :func:`side_by_side` view, its index reset.
+        paper_id: the paper.
+        table_id: the table.
+    """
     if "model" not in layout.columns or layout["paper"].astype(str).str.strip().ne("").any():
         return layout, []
     try:
