@@ -354,6 +354,7 @@ def test_a_claims_query_naming_a_column_the_units_lack_is_one_line(
         ("drop metric", "lacks the column metric that every units table has"),
         ("empty", "cannot be read as a units table (No columns to parse from file)"),
         ("not utf-8", "cannot be read as a units table ('utf-8' codec can't decode byte 0xff"),
+        ("markup source", "names source 'llm:<img src=x onerror=alert(1)>[x](https://evil.example)' outside the"),
     ],
 )
 def test_a_units_table_that_cannot_be_read_is_one_line_and_is_kept(
@@ -363,6 +364,9 @@ def test_a_units_table_that_cannot_be_read_is_one_line_and_is_kept(
     path = tmp_path / "results" / "units" / "coalition.table1.csv"
     if damage.startswith("drop"):
         pd.read_csv(path).drop(columns=[damage.split()[1]]).to_csv(path, index=False)
+    elif damage == "markup source":  # a source name reaches the report's prose: markup in it would become links
+        rows = pd.read_csv(path)
+        rows.assign(source="llm:<img src=x onerror=alert(1)>[x](https://evil.example)").to_csv(path, index=False)
     else:
         path.write_bytes(b"" if damage == "empty" else b"\xff\xfe garbage\n")
     kept = path.read_bytes()

@@ -148,4 +148,11 @@ def _parsed(path: Path, raw: bytes, **options: object) -> pd.DataFrame:
             f"{path} lacks the column{'s' if len(missing) > 1 else ''} {', '.join(missing)} that every units table has "
             f"({', '.join(HEAD + UNIT_TAIL)}). {fix}"
         )
+    bad = sorted({str(src) for src in frame["source"] if not SOURCE_RE.match(str(src))})
+    if bad:  # a source name reaches the report's prose and links: only the results contract's names are read
+        shown = ", ".join(repr(b[:60]) for b in bad[:3])
+        raise UnitsFileError(
+            f"{path} names source{'s' if len(bad) > 1 else ''} {shown} outside the results contract (formal, "
+            f"llm:<model>, sim:<name>, optionally +ppo:selfplay). {fix}"
+        )
     return frame
