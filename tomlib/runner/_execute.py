@@ -43,6 +43,7 @@ from tomlib.runner._cluster import (
     write_token,
 )
 from tomlib.runner._models import check_models
+from tomlib.runner._papermill import Failure, classify_failure
 from tomlib.runner._params import check_values
 from tomlib.runner._profiles import Profile, load_profile
 from tomlib.runner._progress import Progress
@@ -62,6 +63,7 @@ class NotebookResult:
     output: str = ""
     tables: list[str] = field(default_factory=list)
     spent: str = ""
+    failure: Failure | None = None  # why it did not run to its end (None when it did, or was not run); not stamped
 
 
 def notebooks_dir() -> Path:
@@ -479,7 +481,8 @@ def _plan(
         try:
             params = parameters_for(prof, nb, res, overrides)
         except Exception as exc:
-            plan[nb.stem] = _Planned(NotebookResult(nb.stem, "failed", error=redact_text(str(exc))))
+            failed = NotebookResult(nb.stem, "failed", error=redact_text(str(exc)), failure=classify_failure(exc))
+            plan[nb.stem] = _Planned(failed)
             continue
         digest = inputs_hash(nb, params)
         stamp = _read_stamp(stamp_path) if output.exists() else {}
@@ -563,14 +566,14 @@ def _run_plan(
                 p = plan[task.key]
                 error, spent, stopped = outcome.error, "", False
                 output = Path(outcome.output or p.output)
-                refused = "EstimateOverBudget" in error  # this notebook stopped unspent; the others may fit
-                error += replay_miss_hint(error, Path(task.notebook), p.params, overrides)
+                refused = outcome.failure is Failure.ESTIMATE_OVER_BUDGET  # it stopped unspent; the others may fit
+                error += replay_miss_hint(outcome.failure, Path(task.notebook), p.params, overrides)
                 if ledger is not None and budget is not None:
                     tokens, usd, calls = read_ledger(ledger)
                     spent = f"{tokens - spent_before[0]:,} tokens, ${usd - spent_before[1]:.4f}"
                     spent_before[:] = [tokens, usd]
                     total, stopped = spend_line(tokens, usd, calls, budget)
-                    stopped = (stopped or "BudgetExceeded" in error) and not refused
+                    stopped = (stopped or outcome.failure is Failure.BUDGET_EXCEEDED) and not refused
                     bar.say(f"{task.key}: spent {spent}; run so far: {total}")
                 if html and output.exists():
                     try:
@@ -579,9 +582,17 @@ def _run_plan(
                         error = (error + "; " if error else "") + f"HTML export failed: {exc}"
                 status = "stopped" if refused else outcome.status
                 result = NotebookResult(
-                    task.key, status, round(outcome.seconds, 2), error, str(output), outcome.tables, spent
+                    task.key,
+                    status,
+                    round(outcome.seconds, 2),
+                    error,
+                    str(output),
+                    outcome.tables,
+                    spent,
+                    failure=outcome.failure,
                 )
                 stamp = {**asdict(result), "inputs": p.digest, "profile": prof.name, "parameters": p.params}
+                del stamp["failure"]
                 stamp["units"] = units_written(outcome.units)
                 if status == "ok":  # what its last run wrote and this one did not: no executed notebook made it
                     res = p.stamp.parent.parent
@@ -636,11 +647,11 @@ _KEEP_REQUESTS = frozenset({"results_dir", "model", "models", "llm_mode"})
 """Parameters a run may change without changing what the notebook asks its model (the model's own are the miss's)."""
 
 
-def replay_miss_hint(error: str, notebook: Path, params: dict[str, Any], overrides: dict[str, Any]) -> str:
+def replay_miss_hint(failure: Failure | None, notebook: Path, params: dict[str, Any], overrides: dict[str, Any]) -> str:
     """For a notebook whose replay missed in a run that changed its parameters (``-p seed 3``): the recorded
     transcripts are of its defaults, and, where its ``model`` parameter may be left empty, that runs the rest."""
     changed = sorted(k for k in overrides if k in params and k not in _KEEP_REQUESTS)
-    if "ReplayMiss" not in error or not changed:
+    if failure is not Failure.REPLAY_MISS or not changed:
         return ""
     said = ", ".join(f"{k}={params[k]!r}" for k in changed)
     hint = f" The recorded transcripts answer {notebook.stem}'s own parameters; this run changed {said}."
@@ -662,7 +673,7 @@ def summarize(outcomes: Iterable[NotebookResult]) -> str:
     for o in outcomes:
         if o.status == "failed":
             lines.append(f"  FAILED {o.name}: {o.error}" + (f"  (see {o.output})" if o.output else ""))
-    refused = [o for o in outcomes if o.status == "stopped" and "EstimateOverBudget" in o.error]
+    refused = [o for o in outcomes if o.status == "stopped" and o.failure is Failure.ESTIMATE_OVER_BUDGET]
     for o in refused:
         lines.append(f"  STOPPED {o.name}: {o.error.split('EstimateOverBudget: ', 1)[-1]}")
     unrun = [o.name for o in outcomes if o.status == "stopped" and o not in refused]
