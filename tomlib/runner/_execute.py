@@ -444,19 +444,13 @@ def run_notebooks(
                 "passed only by calls already in flight when it runs out; a notebook whose estimate exceeds what is "
                 f"left {over}. Spend is logged in {ledger}."
             )
-        return _run_plan(
+        run = _Run(plan, prof, html, budget, ledger, overrides or {}, claims_ahead)
+        return run.execute(
             books,
-            plan,
-            prof,
-            html=html,
             progress=progress,
-            budget=budget,
-            ledger=ledger,
             jobs=jobs,
             scheduler=scheduler or prof.scheduler,
-            overrides=overrides or {},
             dashboard=prof.dashboard if dashboard is None else dashboard,
-            claims_ahead=claims_ahead,
         )
 
 
@@ -522,112 +516,140 @@ def write_table_runs(tables: Iterable[str], stamp: dict[str, Any], results: Path
         write_atomic(path, portable(redact_text(json.dumps(record, indent=1, default=str))))
 
 
-def _run_plan(
-    books: list[Path],
-    plan: dict[str, _Planned],
-    prof: Profile,
-    *,
-    html: bool,
-    progress: bool,
-    budget: Budget | None,
-    ledger: Path | None,
-    jobs: int,
-    scheduler: str | None,
-    overrides: dict[str, Any],
-    dashboard: bool = False,
-    claims_ahead: bool = False,
-) -> list[NotebookResult]:
-    todo = [nb for nb in books if plan[nb.stem].result is None]
-    ahead: set[str] = set()  # papers whose claims are being judged ahead
-    if todo:
-        token, env = write_token(plan[todo[0].stem].output.parent), driver_env(None if scheduler else jobs)
-        with shared_folder(env, here=scheduler is None):  # the kernels share conditions played, claims judged
-            tasks = [
-                NotebookTask(
-                    key=nb.stem,
-                    notebook=str(nb),
-                    source=nb.read_bytes(),
-                    output=str(plan[nb.stem].output),
-                    results=str(plan[nb.stem].params.get("results_dir", plan[nb.stem].output.parent.parent)),
-                    params=plan[nb.stem].params,
-                    env=env,
-                    token=token,
-                    keep=last_good(plan[nb.stem].previous).get("finished") is not None,
-                )
-                for nb in todo
-            ]
-            where = scheduler or f"{jobs} local worker{'s' * (jobs > 1)}"
-            changed = sorted({k for p in plan.values() for k in p.params if k in overrides and k != "results_dir"})
-            label = prof.name + (f" with -p {', '.join(changed)}" if changed else "")
-            bar = Progress(len(tasks), f"notebooks ({label}, {where})", enabled=progress)
-            spent_before = [0, 0.0]
+@dataclass
+class _Run:
+    """One run of a plan: the options each finished notebook's outcome needs, and what the run has seen so far."""
 
-            def done(task: NotebookTask, outcome: TaskOutcome) -> bool:
-                p = plan[task.key]
-                error, spent, stopped = outcome.error, "", False
-                output = Path(outcome.output or p.output)
-                refused = outcome.failure is Failure.ESTIMATE_OVER_BUDGET  # it stopped unspent; the others may fit
-                error += replay_miss_hint(outcome.failure, Path(task.notebook), p.params, overrides)
-                if ledger is not None and budget is not None:
-                    tokens, usd, calls = read_ledger(ledger)
-                    spent = f"{tokens - spent_before[0]:,} tokens, ${usd - spent_before[1]:.4f}"
-                    spent_before[:] = [tokens, usd]
-                    total, stopped = spend_line(tokens, usd, calls, budget)
-                    stopped = (stopped or outcome.failure is Failure.BUDGET_EXCEEDED) and not refused
-                    bar.say(f"{task.key}: spent {spent}; run so far: {total}")
-                if html and output.exists():
-                    try:
-                        export_html(output)
-                    except Exception as exc:  # HTML is a convenience; say so but keep the run's status
-                        error = (error + "; " if error else "") + f"HTML export failed: {exc}"
-                status = "stopped" if refused else outcome.status
-                result = NotebookResult(
-                    task.key,
-                    status,
-                    round(outcome.seconds, 2),
-                    error,
-                    str(output),
-                    outcome.tables,
-                    spent,
-                    failure=outcome.failure,
-                )
-                stamp = {**asdict(result), "inputs": p.digest, "profile": prof.name, "parameters": p.params}
-                del stamp["failure"]
-                stamp["units"] = units_written(outcome.units)
-                if status == "ok":  # what its last run wrote and this one did not: no executed notebook made it
-                    res = p.stamp.parent.parent
-                    for line in clear_stale(res, task.key, outcome.tables, stamp["units"], p.previous):
-                        bar.say(f"{task.key}: removed {line}, which this run no longer writes")
-                stamp["sandbox"] = os.environ[SANDBOX_ENV]
-                stamp.update(host=outcome.host, started=outcome.started, finished=outcome.finished)
-                good = last_good(p.previous)
-                if status != "ok" and good:
-                    stamp["last_ok"] = good
-                write_atomic(p.stamp, portable(redact_text(json.dumps(stamp, indent=1, default=str))))
-                write_table_runs(outcome.tables, stamp, p.stamp.parent.parent)
-                p.result = result
-                bar.done(task.key, status, outcome.seconds, error)
-                if claims_ahead:
-                    left = [t.key for t in tasks if plan[t.key].result is None]
-                    written = {t for k in plan if (r := plan[k].result) is not None for t in r.tables}
-                    if ready := [paper for paper in papers_ready(written, left) if paper not in ahead]:
-                        from tomlib.claims import engine_check_ahead, judge_ahead  # pandas, scipy: once a paper is done
+    plan: dict[str, _Planned]
+    prof: Profile
+    html: bool
+    budget: Budget | None
+    ledger: Path | None
+    overrides: dict[str, Any]
+    claims_ahead: bool = False
+    tasks: list[NotebookTask] = field(default_factory=list)
+    bar: Progress = field(init=False)
+    spent_before: tuple[int, float] = (0, 0.0)  # the ledger's tokens and dollars when the last notebook finished
+    ahead: set[str] = field(default_factory=set)  # papers whose claims are being judged ahead
 
-                        first = not ahead
-                        ahead.update(ready)
-                        judge_ahead(task.results, ready)
-                        if first:  # then REPORT's check of the engine on declared truth, on the same thread
-                            engine_check_ahead(task.results)
-                return stopped
+    def execute(
+        self, books: list[Path], *, progress: bool, jobs: int, scheduler: str | None, dashboard: bool
+    ) -> list[NotebookResult]:
+        """Run the notebooks of the plan that need running as tasks on dask (``jobs`` local workers, or the cluster
+        at ``scheduler``), and return the results of all ``books``, in order."""
+        todo = [nb for nb in books if self.plan[nb.stem].result is None]
+        if todo:
+            token, env = write_token(self.plan[todo[0].stem].output.parent), driver_env(None if scheduler else jobs)
+            with shared_folder(env, here=scheduler is None):  # the kernels share conditions played, claims judged
+                self.tasks = [self._task(nb, env, token) for nb in todo]
+                where = scheduler or f"{jobs} local worker{'s' * (jobs > 1)}"
+                self.bar = Progress(len(self.tasks), f"notebooks ({self._label()}, {where})", enabled=progress)
+                self._dispatch(jobs, scheduler, dashboard)
+            self.bar.close()
+        return [r for nb in books if (r := self.plan[nb.stem].result) is not None]
 
-            with open_client(jobs, scheduler, dashboard=dashboard) as client:
-                watch_estimates(client, bar.say)
-                if bar.live:
-                    watch_cells(client, bar.cell)
-                for task in run_tasks(client, tasks, done, ledger=ledger):
-                    plan[task.key].result = NotebookResult(task.key, "stopped", error="not run: the budget was spent")
-        bar.close()
-    return [r for nb in books if (r := plan[nb.stem].result) is not None]
+    def _task(self, nb: Path, env: dict[str, str], token: tuple[str, str]) -> NotebookTask:
+        """The task that runs ``nb`` as planned; a failed attempt is kept beside a good notebook of an earlier run."""
+        p = self.plan[nb.stem]
+        return NotebookTask(
+            key=nb.stem,
+            notebook=str(nb),
+            source=nb.read_bytes(),
+            output=str(p.output),
+            results=str(p.params.get("results_dir", p.output.parent.parent)),
+            params=p.params,
+            env=env,
+            token=token,
+            keep=last_good(p.previous).get("finished") is not None,
+        )
+
+    def _label(self) -> str:
+        """The profile's name, and the ``-p`` parameters that changed what some notebook runs."""
+        overrides = self.overrides
+        changed = sorted({k for p in self.plan.values() for k in p.params if k in overrides and k != "results_dir"})
+        return self.prof.name + (f" with -p {', '.join(changed)}" if changed else "")
+
+    def _dispatch(self, jobs: int, scheduler: str | None, dashboard: bool) -> None:
+        """Hand the tasks to dask and each outcome to :meth:`done`; what a spent budget left unrun is ``stopped``."""
+        with open_client(jobs, scheduler, dashboard=dashboard) as client:
+            watch_estimates(client, self.bar.say)
+            if self.bar.live:
+                watch_cells(client, self.bar.cell)
+            for task in run_tasks(client, self.tasks, self.done, ledger=self.ledger):
+                self.plan[task.key].result = NotebookResult(task.key, "stopped", error="not run: the budget was spent")
+
+    def done(self, task: NotebookTask, outcome: TaskOutcome) -> bool:
+        """Record a finished notebook (spend, page, stamp, claims judged ahead); True when the budget is spent."""
+        p = self.plan[task.key]
+        refused = outcome.failure is Failure.ESTIMATE_OVER_BUDGET  # it stopped unspent; the others may fit
+        error = outcome.error + replay_miss_hint(outcome.failure, Path(task.notebook), p.params, self.overrides)
+        spent, stopped = self._settle_budget(task.key, outcome.failure)
+        output = Path(outcome.output or p.output)
+        error = self._export_page(output, error)
+        status = "stopped" if refused else outcome.status
+        result = NotebookResult(
+            task.key, status, round(outcome.seconds, 2), error, str(output), outcome.tables, spent, outcome.failure
+        )
+        self._write_stamp(p, result, outcome)
+        p.result = result
+        self.bar.done(task.key, status, outcome.seconds, error)
+        self._judge_ready_claims(task.results)
+        return stopped and not refused
+
+    def _settle_budget(self, key: str, failure: Failure | None) -> tuple[str, bool]:
+        """What notebook ``key`` spent, said with the run's spend so far, and whether the budget is spent (by the
+        ledger, or as the notebook's BudgetExceeded says); ("", False) in a run without a budget."""
+        if self.ledger is None or self.budget is None:
+            return "", False
+        tokens, usd, calls = read_ledger(self.ledger)
+        spent = f"{tokens - self.spent_before[0]:,} tokens, ${usd - self.spent_before[1]:.4f}"
+        self.spent_before = (tokens, usd)
+        total, stopped = spend_line(tokens, usd, calls, self.budget)
+        self.bar.say(f"{key}: spent {spent}; run so far: {total}")
+        return spent, stopped or failure is Failure.BUDGET_EXCEEDED
+
+    def _export_page(self, output: Path, error: str) -> str:
+        """The HTML page of the executed notebook ``output`` (when the run makes pages); ``error`` with a failed
+        export said, as the page is a convenience that does not change the notebook's status."""
+        if self.html and output.exists():
+            try:
+                export_html(output)
+            except Exception as exc:
+                return (error + "; " if error else "") + f"HTML export failed: {exc}"
+        return error
+
+    def _write_stamp(self, p: _Planned, result: NotebookResult, outcome: TaskOutcome) -> None:
+        """The notebook's stamp (what ran, on what inputs, where, and its last good run when this one was not), the
+        run records beside its tables; after a good run, what its last run wrote and this one did not goes."""
+        stamp = {**asdict(result), "inputs": p.digest, "profile": self.prof.name, "parameters": p.params}
+        del stamp["failure"]
+        stamp["units"] = units_written(outcome.units)
+        if result.status == "ok":  # what its last run wrote and this one did not: no executed notebook made it
+            for line in clear_stale(p.stamp.parent.parent, result.name, outcome.tables, stamp["units"], p.previous):
+                self.bar.say(f"{result.name}: removed {line}, which this run no longer writes")
+        stamp["sandbox"] = os.environ[SANDBOX_ENV]
+        stamp.update(host=outcome.host, started=outcome.started, finished=outcome.finished)
+        good = last_good(p.previous)
+        if result.status != "ok" and good:
+            stamp["last_ok"] = good
+        write_atomic(p.stamp, portable(redact_text(json.dumps(stamp, indent=1, default=str))))
+        write_table_runs(outcome.tables, stamp, p.stamp.parent.parent)
+
+    def _judge_ready_claims(self, results: str) -> None:
+        """With ``claims_ahead``: judge, on a background thread, the claims of each paper whose tables no notebook
+        left to run may write again (the engine's check on declared truth with the first)."""
+        if not self.claims_ahead:
+            return
+        left = [t.key for t in self.tasks if self.plan[t.key].result is None]
+        written = {t for k in self.plan if (r := self.plan[k].result) is not None for t in r.tables}
+        if ready := [paper for paper in papers_ready(written, left) if paper not in self.ahead]:
+            from tomlib.claims import engine_check_ahead, judge_ahead  # pandas, scipy: once a paper is done
+
+            first = not self.ahead
+            self.ahead.update(ready)
+            judge_ahead(results, ready)
+            if first:  # then REPORT's check of the engine on declared truth, on the same thread
+                engine_check_ahead(results)
 
 
 def papers_ready(written: Iterable[str], left: Iterable[str]) -> list[str]:
