@@ -404,24 +404,36 @@ def run_notebooks(
     dashboard: bool | None = None,
     claims_ahead: bool = False,
 ) -> list[NotebookResult]:
-    """Execute the series (or ``names``) under a profile; keeps going past failures. Without ``results``, notebooks
-    of a class folder (``directory`` = ``classroom/``) write into its own results folder (:func:`results_for_run`).
+    """Execute the series (or ``names``) under a profile; keeps going past failures.
 
-    ``overrides`` (``-p NAME VALUE``) go to every chosen notebook that declares them, over the profile's values;
-    a name no chosen notebook declares is an error.
+    Notebooks run as tasks on dask. A run-wide budget is shared by every kernel through a ledger file; once it is
+    spent the series stops cleanly, and everything answered is kept in the response store, so a rerun with a larger
+    budget resumes without repeating a call. Each notebook prints its cost estimate before its first live call. Model
+    names (and, for recording, their keys) are checked before any kernel starts. A failed attempt never replaces a
+    good executed notebook: it is kept beside it as ``<name>.failed.ipynb``.
 
-    Notebooks run as tasks on dask: ``jobs`` at a time on this machine, or on the cluster at ``scheduler`` (else
-    the profile's). ``budget`` (else the profile's) bounds the live calls of the whole run: every kernel shares it
-    through a ledger file. Once it is spent the series stops cleanly; everything answered is kept in the response
-    store, so a rerun with a larger budget resumes without repeating a call. ``sandbox`` (else the profile's) is how
-    generated code runs (:data:`tomlib.sandbox.SANDBOX_MODES`); every stamp records it.
-
-    Each notebook prints its cost estimate here before its first live call, and one whose estimate exceeds what is
-    left of the budget stops unspent (status ``stopped``) unless ``spend_to_budget``. Model names (and, for
-    recording, their keys) are checked before any kernel starts. A failed attempt never replaces a good executed
-    notebook: it is kept beside it as ``<name>.failed.ipynb``. ``dashboard`` (else the profile's) serves the local
-    cluster's dashboard on 127.0.0.1. ``claims_ahead`` (a report follows the run): each paper's claims are judged on
-    a background thread once the notebooks that write its tables are done (:func:`tomlib.claims.judge_ahead`).
+    Args:
+        profile: the profile (or its name) whose parameters, skips, budget and cluster the run takes.
+        names: notebooks to run (stems, number prefixes such as ``"01"``, or paths); empty: the whole series, less
+            the profile's ``skip``.
+        force: rerun notebooks whose last run succeeded on the same inputs (else they are skipped).
+        results: the results folder; default: a class folder's own (``directory`` = ``classroom/``), else
+            ``TOMLIB_RESULTS`` or ``results/`` (:func:`results_for_run`).
+        directory: the folder of the notebooks; default ``notebooks/``.
+        html: export each executed notebook as a page beside it.
+        progress: show a progress bar (one plain line per notebook in a log).
+        budget: bound on the live calls of the whole run; default the profile's.
+        jobs: notebooks at a time on this machine (a local cluster of that many workers).
+        scheduler: address of a dask cluster to run on instead; default the profile's.
+        overrides: ``-p NAME VALUE``: values for every chosen notebook that declares the name, over the profile's;
+            a name no chosen notebook declares is an error.
+        sandbox: how generated code runs (:data:`tomlib.sandbox.SANDBOX_MODES`); default the profile's. Every
+            stamp records it.
+        spend_to_budget: start a notebook whose estimate exceeds what is left of the budget, and stop it at the
+            budget; default: it stops unspent (status ``stopped``).
+        dashboard: serve the local cluster's dashboard on 127.0.0.1; default the profile's.
+        claims_ahead: a report follows the run: judge each paper's claims on a background thread once the
+            notebooks that write its tables are done (:func:`tomlib.claims.judge_ahead`).
     """
     prof = profile if isinstance(profile, Profile) else load_profile(profile)
     budget = budget or prof.budget

@@ -189,16 +189,29 @@ def sweep(
 ) -> Path:
     """Run ``notebook`` once per grid point as dask tasks; returns the index CSV path.
 
-    ``jobs`` local worker processes, or the cluster at ``scheduler`` (else the profile's). Each run gets its own
-    results directory; ``index.csv`` has one row per run and ``results.csv`` every table the runs wrote. A rerun
-    skips runs that completed with unchanged inputs (notebook, ``tomlib/``, ``configs/``, ``data/``, parameters),
-    so a killed sweep resumes where it stopped and an edit reruns what it affects. ``ship_results`` makes workers
-    send results and recorded responses back through the scheduler even when they share this filesystem (workers
-    that do not share it always do). ``sandbox`` (else the profile's) is how generated code runs.
-    ``spend_to_budget`` starts runs whose estimate exceeds what is left of the budget (else refused unspent).
-    ``dashboard`` (else the profile's) serves the local cluster's dashboard on 127.0.0.1. Run folders are named
-    ``<stem>-<grid values>-<hash>`` (:func:`run_id_for`); a sweep made when they were ``<stem>-<hash>`` resumes under
-    its old names. A notebook of a class folder sweeps into the class's results (:func:`results_for_run`).
+    Each run gets its own results directory; ``index.csv`` has one row per run and ``results.csv`` every table the
+    runs wrote. A rerun skips runs that completed with unchanged inputs (notebook, ``tomlib/``, ``configs/``,
+    ``data/``, parameters), so a killed sweep resumes where it stopped and an edit reruns what it affects. Run
+    folders are named ``<stem>-<grid values>-<hash>`` (:func:`run_id_for`); a sweep made when they were
+    ``<stem>-<hash>`` resumes under its old names.
+
+    Args:
+        notebook: the notebook to sweep (stem, number prefix or path).
+        grid_path: YAML grid: ``parameters:`` (name → list of values, crossed) and optional ``fixed:`` (name →
+            value) (:func:`load_grid`).
+        jobs: runs at a time on this machine (a local cluster of that many worker processes).
+        profile: the profile (or its name) whose parameters, budget and cluster the runs take.
+        name: the sweep's folder under ``<results>/sweeps/``; default ``<notebook stem>-<grid file stem>``.
+        results: the results folder; default a class folder's own for a notebook of a class folder, else
+            ``TOMLIB_RESULTS`` or ``results/`` (:func:`results_for_run`).
+        progress: show a progress bar and say how many completed runs are stale.
+        budget: bound on the live calls of the whole sweep; default the profile's.
+        scheduler: address of a dask cluster to run on instead; default the profile's.
+        ship_results: workers send results and recorded responses back through the scheduler even when they share
+            this filesystem (workers that do not share it always do).
+        sandbox: how generated code runs (:data:`tomlib.sandbox.SANDBOX_MODES`); default the profile's.
+        spend_to_budget: start runs whose estimate exceeds what is left of the budget; default: refused unspent.
+        dashboard: serve the local cluster's dashboard on 127.0.0.1; default the profile's.
     """
     (nb,) = find_notebooks([notebook])
     prof = profile if isinstance(profile, Profile) else load_profile(profile)
