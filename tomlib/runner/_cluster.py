@@ -30,14 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from tomlib.errors import UsageError
-from tomlib.llm._budget import ENV_ESTIMATES, ENV_LEDGER, ENV_SPEND_TO_BUDGET
+from tomlib.llm import ENV_ESTIMATES, ENV_LEDGER, ENV_SPEND_TO_BUDGET
 from tomlib.paths import ENV_TABLES_MANIFEST, ENV_UNITS_MANIFEST, environ, scratch_base, store_path, write_atomic
 from tomlib.runner import _kernels
 from tomlib.runner._papermill import Failure, classify_failure, execute_one, kernel_name, skip_iri_grammars
 from tomlib.runshare import ENV_SHARED
 from tomlib.sandbox import SANDBOX_ENV
-from tomlib.trace._log import ENV_RUNS_MANIFEST
-from tomlib.trace._runs import compress_finished
+from tomlib.trace import ENV_RUNS_MANIFEST, compress_finished
 from tomlib.workers import ENV_WORKERS, per_notebook
 
 # Passed from the driver to every task. Paths apply only where the worker shares the driver's filesystem.

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tomlib.errors import UsageError, closest_by_parts, did_you_mean
-from tomlib.llm import Budget, read_ledger
-from tomlib.llm._budget import ENV_LEDGER, ENV_MAX_TOKENS, ENV_MAX_USD, ENV_SPEND_TO_BUDGET
+from tomlib.llm import ENV_LEDGER, ENV_MAX_TOKENS, ENV_MAX_USD, ENV_SPEND_TO_BUDGET, Budget, read_ledger
 from tomlib.paths import (
     configs_dir,
     data_dir,
@@ -49,7 +48,7 @@ from tomlib.runner._profiles import Profile, load_profile
 from tomlib.runner._progress import Progress
 from tomlib.runner._stale import clear_stale, units_written
 from tomlib.sandbox import SANDBOX_ENV, sandbox_mode
-from tomlib.trace._runs import remove_stale_attempts
+from tomlib.trace import remove_stale_attempts
 
 
 @dataclass
@@ -248,7 +247,7 @@ def page_scripts(folder: Path) -> dict[str, str]:
     """Copy require.js, the widget renderer (with its icon fonts) and MathJax beside the pages in ``folder`` once,
     and return the exporter settings that load them from there; what ``./reproduce.sh`` could not fetch keeps the
     CDN defaults."""
-    from tomlib.widgets._page import copy_renderer
+    from tomlib.widgets import copy_renderer
 
     web = webdeps_dir()
     has_mathjax, has_renderer = _fetched(web)
@@ -296,8 +295,7 @@ def export_html(notebook: Path) -> Path:
     import nbformat
     from nbconvert import HTMLExporter
 
-    from tomlib.widgets._explorer import STATIC_PAGE_CSS
-    from tomlib.widgets._page import with_fallbacks
+    from tomlib.widgets import STATIC_PAGE_CSS, with_fallbacks
 
     nb = nbformat.read(notebook, as_version=4)
     body, _ = HTMLExporter(**page_scripts(notebook.parent)).from_notebook_node(nb)
@@ -668,7 +666,7 @@ def papers_ready(written: Iterable[str], left: Iterable[str]) -> list[str]:
     """The papers of the tables ``written`` (``paper_id.table_id``) that no notebook ``left`` to run may write
     again: a notebook may write the papers its name holds (``01_adaptive_tom_table1``), and one whose name holds
     none may write any, so while it is left no paper is ready."""
-    from tomlib.claims._registry import PAPERS
+    from tomlib.claims import PAPERS
 
     holds = [[p for p in PAPERS if f"_{p}_" in f"_{stem}_"] for stem in left]
     if not all(holds):

@@ -31,7 +31,7 @@ from tomlib.runner._execute import (
 from tomlib.runner._params import check_values
 from tomlib.runner._profiles import Profile, load_profile
 from tomlib.runner._progress import Progress
-from tomlib.trace._runs import remove_stale_attempts
+from tomlib.trace import remove_stale_attempts
 
 INDEX_TAIL = [
     "status",  # ok: the notebook ran to its end; failed: it stopped at a cell (see error); queued: not run yet
