@@ -61,7 +61,7 @@ def closed() -> Iterator[None]:
 @pytest.mark.series
 def test_every_kernel_has_tomlib_imported_and_an_empty_namespace(tmp_path: Path, closed: None) -> None:
     nb = write_nb(tmp_path / "in.ipynb", "x = 1", USES_TOMLIB + SAYS)
-    status, _, error = execute_one(nb, tmp_path / "out.ipynb", {})
+    status, _, error, _ = execute_one(nb, tmp_path / "out.ipynb", {})
     assert status == "ok", error
     pid, _, _, preloaded, tomlib_name, pandas_name = said(tmp_path / "out.ipynb")
     assert (preloaded, tomlib_name, pandas_name) == ("True", "False", "False")
@@ -73,7 +73,7 @@ def test_a_notebook_that_uses_nothing_of_tomlib_gets_a_kernel_that_imported_none
     tmp_path: Path, closed: None
 ) -> None:
     nb = write_nb(tmp_path / "in.ipynb", "x = 1", SAYS)
-    status, _, error = execute_one(nb, tmp_path / "out.ipynb", {})
+    status, _, error, _ = execute_one(nb, tmp_path / "out.ipynb", {})
     assert status == "ok", error
     pid, _, _, preloaded, tomlib_name, pandas_name = said(tmp_path / "out.ipynb")
     assert (preloaded, tomlib_name, pandas_name) == ("False", "False", "False")
@@ -106,7 +106,7 @@ def test_a_warm_kernel_is_used_only_when_it_fits(tmp_path: Path, closed: None) -
     assert spare is not None
     km = _kernels.take("python3", str(tmp_path), env)
     assert km is spare.km
-    status, _, error = execute_one(nb, tmp_path / "warm.ipynb", {}, km=km)
+    status, _, error, _ = execute_one(nb, tmp_path / "warm.ipynb", {}, km=km)
     assert status == "ok", error
     pid, _, _, preloaded, tomlib_name, pandas_name = said(tmp_path / "warm.ipynb")
     assert int(pid) == spare.km.provisioner.pid

@@ -26,7 +26,7 @@ def test_the_kernels_shutdown_interrupt_prints_no_error_and_real_errors_still_sh
         )
     ]
     nbformat.write(nb, tmp_path / "in.ipynb")
-    status, _, error = execute_one(tmp_path / "in.ipynb", tmp_path / "out.ipynb", {})
+    status, _, error, _ = execute_one(tmp_path / "in.ipynb", tmp_path / "out.ipynb", {})
     assert status == "ok", error
     err = capfd.readouterr().err
     assert "an error the reader must see" in err
@@ -140,7 +140,7 @@ def test_a_kernel_handed_a_port_in_use_is_started_again(
     nb.cells = [nbformat.v4.new_code_cell("x = 41 + 1\nx")]
     nbformat.write(nb, tmp_path / "in.ipynb")
     try:
-        status, _, error = execute_one(tmp_path / "in.ipynb", tmp_path / "out.ipynb", {})
+        status, _, error, _ = execute_one(tmp_path / "in.ipynb", tmp_path / "out.ipynb", {})
     finally:
         taken.close()
     assert handed[taken_port] == busy and len(handed) >= 10  # the first kernel got the busy port; a second, five fresh
@@ -189,7 +189,7 @@ def test_the_executed_notebook_is_written_now_and_then_and_whole_at_the_end(
     nb.cells += [nbformat.v4.new_markdown_cell("the end"), nbformat.v4.new_code_cell("1 / 0")]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, tmp_path / "in.ipynb")
-    status, _, error = execute_one(tmp_path / "in.ipynb", tmp_path / "out.ipynb", {})
+    status, _, error, _ = execute_one(tmp_path / "in.ipynb", tmp_path / "out.ipynb", {})
     assert status == "failed" and "ZeroDivisionError" in error
     assert len(writes) <= 4, f"{len(writes)} writes of the executed notebook (papermill alone writes it twice a cell)"
     code = [c for c in nbformat.read(tmp_path / "out.ipynb", 4).cells if c.cell_type == "code"]

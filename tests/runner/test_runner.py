@@ -13,6 +13,7 @@ from tomlib.__main__ import main
 from tomlib.errors import UsageError
 from tomlib.runner import Profile, run_notebooks, summarize, sweep
 from tomlib.runner._execute import replay_miss_hint
+from tomlib.runner._papermill import Failure
 
 pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
@@ -345,6 +346,7 @@ def test_a_replay_miss_under_changed_parameters_says_the_recordings_are_of_the_d
     assert changed.status == "failed"
     assert "The recorded transcripts answer 01_replay's own parameters; this run changed seed=3." in changed.error
     assert 'Without a model (-p model ""), it runs under any values' in changed.error
-    assert replay_miss_hint(changed.error, d / "01_replay.ipynb", {"seed": 42}, {}) == ""  # the defaults: no hint
-    no_model = replay_miss_hint(changed.error, d / "01_replay.ipynb", {"seed": 3, "model": ""}, {"seed": 3})
+    assert changed.failure is Failure.REPLAY_MISS
+    assert replay_miss_hint(changed.failure, d / "01_replay.ipynb", {"seed": 42}, {}) == ""  # the defaults: no hint
+    no_model = replay_miss_hint(changed.failure, d / "01_replay.ipynb", {"seed": 3, "model": ""}, {"seed": 3})
     assert "this run changed seed=3" in no_model and "Without a model" not in no_model  # it has none already

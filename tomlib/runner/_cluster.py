@@ -30,14 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from tomlib.errors import UsageError
-from tomlib.llm._budget import ENV_ESTIMATES, ENV_LEDGER, ENV_SPEND_TO_BUDGET
+from tomlib.llm import ENV_ESTIMATES, ENV_LEDGER, ENV_SPEND_TO_BUDGET
 from tomlib.paths import ENV_TABLES_MANIFEST, ENV_UNITS_MANIFEST, environ, scratch_base, store_path, write_atomic
 from tomlib.runner import _kernels
-from tomlib.runner._papermill import execute_one, kernel_name, skip_iri_grammars
+from tomlib.runner._papermill import Failure, classify_failure, execute_one, kernel_name, skip_iri_grammars
 from tomlib.runshare import ENV_SHARED
 from tomlib.sandbox import SANDBOX_ENV
-from tomlib.trace._log import ENV_RUNS_MANIFEST
-from tomlib.trace._runs import compress_finished
+from tomlib.trace import ENV_RUNS_MANIFEST, compress_finished
 from tomlib.workers import ENV_WORKERS, per_notebook
 
 # Passed from the driver to every task. Paths apply only where the worker shares the driver's filesystem.
@@ -80,6 +79,7 @@ class TaskOutcome:
     ledger: bytes = b""  # the task's budget ledger lines (remote workers only)
     output: str = ""  # where the executed notebook is (the failed copy's path when a good one was kept)
     units: list[str] = field(default_factory=list)  # ``<units table>\t<source>`` for every source it wrote there
+    failure: Failure | None = None  # why it did not run to its end (None when it did)
 
 
 def failed_copy(output: str | os.PathLike[str]) -> Path:
@@ -289,7 +289,7 @@ def execute_task(task: NotebookTask) -> TaskOutcome:
                 nxt = _kernels.new_folder()
                 cwd = notebook.parent if shared else nxt
                 _kernels.warm(kernel, str(cwd), {**os.environ, **_task_env(task, shared, nxt)}, nxt, preload)
-            status, seconds, error = execute_one(
+            status, seconds, error, failure = execute_one(
                 notebook, output, params, on_cell=_cell_reporter(task.key), km=km, preload=preload
             )
             if runs.exists():  # the run logs this notebook wrote, now closed
@@ -300,6 +300,7 @@ def execute_task(task: NotebookTask) -> TaskOutcome:
         outcome = TaskOutcome(
             status, seconds, error, sorted(set(tables)), host, started, time.time(), shared, responses=responses
         )
+        outcome.failure = failure  # an enum member: it crosses to the driver as it is
         outcome.units = sorted(set(units.read_text(encoding="utf-8").splitlines())) if units.exists() else []
         if shared:
             outcome.output = str(settle_output(task, status, output))
@@ -540,7 +541,8 @@ def run_tasks(
                 outcome = fut.result()
             except Exception as exc:  # the worker died too often, or the task could not be unpickled
                 now = time.time()
-                outcome = TaskOutcome("failed", 0.0, f"{type(exc).__name__}: {exc}", [], "", now, now, True)
+                error = f"{type(exc).__name__}: {exc}"
+                outcome = TaskOutcome("failed", 0.0, error, [], "", now, now, True, failure=classify_failure(exc))
             receive(task, outcome)
             if on_done(task, outcome):
                 break

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tomlib.errors import UsageError, closest_by_parts, did_you_mean
-from tomlib.llm import Budget, read_ledger
-from tomlib.llm._budget import ENV_LEDGER, ENV_MAX_TOKENS, ENV_MAX_USD, ENV_SPEND_TO_BUDGET
+from tomlib.llm import ENV_LEDGER, ENV_MAX_TOKENS, ENV_MAX_USD, ENV_SPEND_TO_BUDGET, Budget, read_ledger
 from tomlib.paths import (
     configs_dir,
     data_dir,
@@ -43,12 +42,13 @@ from tomlib.runner._cluster import (
     write_token,
 )
 from tomlib.runner._models import check_models
+from tomlib.runner._papermill import Failure, classify_failure
 from tomlib.runner._params import check_values
 from tomlib.runner._profiles import Profile, load_profile
 from tomlib.runner._progress import Progress
 from tomlib.runner._stale import clear_stale, units_written
 from tomlib.sandbox import SANDBOX_ENV, sandbox_mode
-from tomlib.trace._runs import remove_stale_attempts
+from tomlib.trace import remove_stale_attempts
 
 
 @dataclass
@@ -62,6 +62,7 @@ class NotebookResult:
     output: str = ""
     tables: list[str] = field(default_factory=list)
     spent: str = ""
+    failure: Failure | None = None  # why it did not run to its end (None when it did, or was not run); not stamped
 
 
 def notebooks_dir() -> Path:
@@ -246,7 +247,7 @@ def page_scripts(folder: Path) -> dict[str, str]:
     """Copy require.js, the widget renderer (with its icon fonts) and MathJax beside the pages in ``folder`` once,
     and return the exporter settings that load them from there; what ``./reproduce.sh`` could not fetch keeps the
     CDN defaults."""
-    from tomlib.widgets._page import copy_renderer
+    from tomlib.widgets import copy_renderer
 
     web = webdeps_dir()
     has_mathjax, has_renderer = _fetched(web)
@@ -294,8 +295,7 @@ def export_html(notebook: Path) -> Path:
     import nbformat
     from nbconvert import HTMLExporter
 
-    from tomlib.widgets._explorer import STATIC_PAGE_CSS
-    from tomlib.widgets._page import with_fallbacks
+    from tomlib.widgets import STATIC_PAGE_CSS, with_fallbacks
 
     nb = nbformat.read(notebook, as_version=4)
     body, _ = HTMLExporter(**page_scripts(notebook.parent)).from_notebook_node(nb)
@@ -402,24 +402,36 @@ def run_notebooks(
     dashboard: bool | None = None,
     claims_ahead: bool = False,
 ) -> list[NotebookResult]:
-    """Execute the series (or ``names``) under a profile; keeps going past failures. Without ``results``, notebooks
-    of a class folder (``directory`` = ``classroom/``) write into its own results folder (:func:`results_for_run`).
+    """Execute the series (or ``names``) under a profile; keeps going past failures.
 
-    ``overrides`` (``-p NAME VALUE``) go to every chosen notebook that declares them, over the profile's values;
-    a name no chosen notebook declares is an error.
+    Notebooks run as tasks on dask. A run-wide budget is shared by every kernel through a ledger file; once it is
+    spent the series stops cleanly, and everything answered is kept in the response store, so a rerun with a larger
+    budget resumes without repeating a call. Each notebook prints its cost estimate before its first live call. Model
+    names (and, for recording, their keys) are checked before any kernel starts. A failed attempt never replaces a
+    good executed notebook: it is kept beside it as ``<name>.failed.ipynb``.
 
-    Notebooks run as tasks on dask: ``jobs`` at a time on this machine, or on the cluster at ``scheduler`` (else
-    the profile's). ``budget`` (else the profile's) bounds the live calls of the whole run: every kernel shares it
-    through a ledger file. Once it is spent the series stops cleanly; everything answered is kept in the response
-    store, so a rerun with a larger budget resumes without repeating a call. ``sandbox`` (else the profile's) is how
-    generated code runs (:data:`tomlib.sandbox.SANDBOX_MODES`); every stamp records it.
-
-    Each notebook prints its cost estimate here before its first live call, and one whose estimate exceeds what is
-    left of the budget stops unspent (status ``stopped``) unless ``spend_to_budget``. Model names (and, for
-    recording, their keys) are checked before any kernel starts. A failed attempt never replaces a good executed
-    notebook: it is kept beside it as ``<name>.failed.ipynb``. ``dashboard`` (else the profile's) serves the local
-    cluster's dashboard on 127.0.0.1. ``claims_ahead`` (a report follows the run): each paper's claims are judged on
-    a background thread once the notebooks that write its tables are done (:func:`tomlib.claims.judge_ahead`).
+    Args:
+        profile: the profile (or its name) whose parameters, skips, budget and cluster the run takes.
+        names: notebooks to run (stems, number prefixes such as ``"01"``, or paths); empty: the whole series, less
+            the profile's ``skip``.
+        force: rerun notebooks whose last run succeeded on the same inputs (else they are skipped).
+        results: the results folder; default: a class folder's own (``directory`` = ``classroom/``), else
+            ``TOMLIB_RESULTS`` or ``results/`` (:func:`results_for_run`).
+        directory: the folder of the notebooks; default ``notebooks/``.
+        html: export each executed notebook as a page beside it.
+        progress: show a progress bar (one plain line per notebook in a log).
+        budget: bound on the live calls of the whole run; default the profile's.
+        jobs: notebooks at a time on this machine (a local cluster of that many workers).
+        scheduler: address of a dask cluster to run on instead; default the profile's.
+        overrides: ``-p NAME VALUE``: values for every chosen notebook that declares the name, over the profile's;
+            a name no chosen notebook declares is an error.
+        sandbox: how generated code runs (:data:`tomlib.sandbox.SANDBOX_MODES`); default the profile's. Every
+            stamp records it.
+        spend_to_budget: start a notebook whose estimate exceeds what is left of the budget, and stop it at the
+            budget; default: it stops unspent (status ``stopped``).
+        dashboard: serve the local cluster's dashboard on 127.0.0.1; default the profile's.
+        claims_ahead: a report follows the run: judge each paper's claims on a background thread once the
+            notebooks that write its tables are done (:func:`tomlib.claims.judge_ahead`).
     """
     prof = profile if isinstance(profile, Profile) else load_profile(profile)
     budget = budget or prof.budget
@@ -442,19 +454,13 @@ def run_notebooks(
                 "passed only by calls already in flight when it runs out; a notebook whose estimate exceeds what is "
                 f"left {over}. Spend is logged in {ledger}."
             )
-        return _run_plan(
+        run = _Run(plan, prof, html, budget, ledger, overrides or {}, claims_ahead)
+        return run.execute(
             books,
-            plan,
-            prof,
-            html=html,
             progress=progress,
-            budget=budget,
-            ledger=ledger,
             jobs=jobs,
             scheduler=scheduler or prof.scheduler,
-            overrides=overrides or {},
             dashboard=prof.dashboard if dashboard is None else dashboard,
-            claims_ahead=claims_ahead,
         )
 
 
@@ -479,7 +485,8 @@ def _plan(
         try:
             params = parameters_for(prof, nb, res, overrides)
         except Exception as exc:
-            plan[nb.stem] = _Planned(NotebookResult(nb.stem, "failed", error=redact_text(str(exc))))
+            failed = NotebookResult(nb.stem, "failed", error=redact_text(str(exc)), failure=classify_failure(exc))
+            plan[nb.stem] = _Planned(failed)
             continue
         digest = inputs_hash(nb, params)
         stamp = _read_stamp(stamp_path) if output.exists() else {}
@@ -519,111 +526,147 @@ def write_table_runs(tables: Iterable[str], stamp: dict[str, Any], results: Path
         write_atomic(path, portable(redact_text(json.dumps(record, indent=1, default=str))))
 
 
-def _run_plan(
-    books: list[Path],
-    plan: dict[str, _Planned],
-    prof: Profile,
-    *,
-    html: bool,
-    progress: bool,
-    budget: Budget | None,
-    ledger: Path | None,
-    jobs: int,
-    scheduler: str | None,
-    overrides: dict[str, Any],
-    dashboard: bool = False,
-    claims_ahead: bool = False,
-) -> list[NotebookResult]:
-    todo = [nb for nb in books if plan[nb.stem].result is None]
-    ahead: set[str] = set()  # papers whose claims are being judged ahead
-    if todo:
-        token, env = write_token(plan[todo[0].stem].output.parent), driver_env(None if scheduler else jobs)
-        with shared_folder(env, here=scheduler is None):  # the kernels share conditions played, claims judged
-            tasks = [
-                NotebookTask(
-                    key=nb.stem,
-                    notebook=str(nb),
-                    source=nb.read_bytes(),
-                    output=str(plan[nb.stem].output),
-                    results=str(plan[nb.stem].params.get("results_dir", plan[nb.stem].output.parent.parent)),
-                    params=plan[nb.stem].params,
-                    env=env,
-                    token=token,
-                    keep=last_good(plan[nb.stem].previous).get("finished") is not None,
-                )
-                for nb in todo
-            ]
-            where = scheduler or f"{jobs} local worker{'s' * (jobs > 1)}"
-            changed = sorted({k for p in plan.values() for k in p.params if k in overrides and k != "results_dir"})
-            label = prof.name + (f" with -p {', '.join(changed)}" if changed else "")
-            bar = Progress(len(tasks), f"notebooks ({label}, {where})", enabled=progress)
-            spent_before = [0, 0.0]
+@dataclass
+class _Run:
+    """One run of a plan: the options each finished notebook's outcome needs, and what the run has seen so far."""
 
-            def done(task: NotebookTask, outcome: TaskOutcome) -> bool:
-                p = plan[task.key]
-                error, spent, stopped = outcome.error, "", False
-                output = Path(outcome.output or p.output)
-                refused = "EstimateOverBudget" in error  # this notebook stopped unspent; the others may fit
-                error += replay_miss_hint(error, Path(task.notebook), p.params, overrides)
-                if ledger is not None and budget is not None:
-                    tokens, usd, calls = read_ledger(ledger)
-                    spent = f"{tokens - spent_before[0]:,} tokens, ${usd - spent_before[1]:.4f}"
-                    spent_before[:] = [tokens, usd]
-                    total, stopped = spend_line(tokens, usd, calls, budget)
-                    stopped = (stopped or "BudgetExceeded" in error) and not refused
-                    bar.say(f"{task.key}: spent {spent}; run so far: {total}")
-                if html and output.exists():
-                    try:
-                        export_html(output)
-                    except Exception as exc:  # HTML is a convenience; say so but keep the run's status
-                        error = (error + "; " if error else "") + f"HTML export failed: {exc}"
-                status = "stopped" if refused else outcome.status
-                result = NotebookResult(
-                    task.key, status, round(outcome.seconds, 2), error, str(output), outcome.tables, spent
-                )
-                stamp = {**asdict(result), "inputs": p.digest, "profile": prof.name, "parameters": p.params}
-                stamp["units"] = units_written(outcome.units)
-                if status == "ok":  # what its last run wrote and this one did not: no executed notebook made it
-                    res = p.stamp.parent.parent
-                    for line in clear_stale(res, task.key, outcome.tables, stamp["units"], p.previous):
-                        bar.say(f"{task.key}: removed {line}, which this run no longer writes")
-                stamp["sandbox"] = os.environ[SANDBOX_ENV]
-                stamp.update(host=outcome.host, started=outcome.started, finished=outcome.finished)
-                good = last_good(p.previous)
-                if status != "ok" and good:
-                    stamp["last_ok"] = good
-                write_atomic(p.stamp, portable(redact_text(json.dumps(stamp, indent=1, default=str))))
-                write_table_runs(outcome.tables, stamp, p.stamp.parent.parent)
-                p.result = result
-                bar.done(task.key, status, outcome.seconds, error)
-                if claims_ahead:
-                    left = [t.key for t in tasks if plan[t.key].result is None]
-                    written = {t for k in plan if (r := plan[k].result) is not None for t in r.tables}
-                    if ready := [paper for paper in papers_ready(written, left) if paper not in ahead]:
-                        from tomlib.claims import engine_check_ahead, judge_ahead  # pandas, scipy: once a paper is done
+    plan: dict[str, _Planned]
+    prof: Profile
+    html: bool
+    budget: Budget | None
+    ledger: Path | None
+    overrides: dict[str, Any]
+    claims_ahead: bool = False
+    tasks: list[NotebookTask] = field(default_factory=list)
+    bar: Progress = field(init=False)
+    spent_before: tuple[int, float] = (0, 0.0)  # the ledger's tokens and dollars when the last notebook finished
+    ahead: set[str] = field(default_factory=set)  # papers whose claims are being judged ahead
 
-                        first = not ahead
-                        ahead.update(ready)
-                        judge_ahead(task.results, ready)
-                        if first:  # then REPORT's check of the engine on declared truth, on the same thread
-                            engine_check_ahead(task.results)
-                return stopped
+    def execute(
+        self, books: list[Path], *, progress: bool, jobs: int, scheduler: str | None, dashboard: bool
+    ) -> list[NotebookResult]:
+        """Run the notebooks of the plan that need running as tasks on dask (``jobs`` local workers, or the cluster
+        at ``scheduler``), and return the results of all ``books``, in order."""
+        todo = [nb for nb in books if self.plan[nb.stem].result is None]
+        if todo:
+            token, env = write_token(self.plan[todo[0].stem].output.parent), driver_env(None if scheduler else jobs)
+            with shared_folder(env, here=scheduler is None):  # the kernels share conditions played, claims judged
+                self.tasks = [self._task(nb, env, token) for nb in todo]
+                where = scheduler or f"{jobs} local worker{'s' * (jobs > 1)}"
+                self.bar = Progress(len(self.tasks), f"notebooks ({self._label()}, {where})", enabled=progress)
+                self._dispatch(jobs, scheduler, dashboard)
+            self.bar.close()
+        return [r for nb in books if (r := self.plan[nb.stem].result) is not None]
 
-            with open_client(jobs, scheduler, dashboard=dashboard) as client:
-                watch_estimates(client, bar.say)
-                if bar.live:
-                    watch_cells(client, bar.cell)
-                for task in run_tasks(client, tasks, done, ledger=ledger):
-                    plan[task.key].result = NotebookResult(task.key, "stopped", error="not run: the budget was spent")
-        bar.close()
-    return [r for nb in books if (r := plan[nb.stem].result) is not None]
+    def _task(self, nb: Path, env: dict[str, str], token: tuple[str, str]) -> NotebookTask:
+        """The task that runs ``nb`` as planned; a failed attempt is kept beside a good notebook of an earlier run."""
+        p = self.plan[nb.stem]
+        return NotebookTask(
+            key=nb.stem,
+            notebook=str(nb),
+            source=nb.read_bytes(),
+            output=str(p.output),
+            results=str(p.params.get("results_dir", p.output.parent.parent)),
+            params=p.params,
+            env=env,
+            token=token,
+            keep=last_good(p.previous).get("finished") is not None,
+        )
+
+    def _label(self) -> str:
+        """The profile's name, and the ``-p`` parameters that changed what some notebook runs."""
+        overrides = self.overrides
+        changed = sorted({k for p in self.plan.values() for k in p.params if k in overrides and k != "results_dir"})
+        return self.prof.name + (f" with -p {', '.join(changed)}" if changed else "")
+
+    def _dispatch(self, jobs: int, scheduler: str | None, dashboard: bool) -> None:
+        """Hand the tasks to dask and each outcome to :meth:`done`; what a spent budget left unrun is ``stopped``."""
+        with open_client(jobs, scheduler, dashboard=dashboard) as client:
+            watch_estimates(client, self.bar.say)
+            if self.bar.live:
+                watch_cells(client, self.bar.cell)
+            for task in run_tasks(client, self.tasks, self.done, ledger=self.ledger):
+                self.plan[task.key].result = NotebookResult(task.key, "stopped", error="not run: the budget was spent")
+
+    def done(self, task: NotebookTask, outcome: TaskOutcome) -> bool:
+        """Record a finished notebook (spend, page, stamp, claims judged ahead); True when the budget is spent."""
+        p = self.plan[task.key]
+        refused = outcome.failure is Failure.ESTIMATE_OVER_BUDGET  # it stopped unspent; the others may fit
+        error = outcome.error + replay_miss_hint(outcome.failure, Path(task.notebook), p.params, self.overrides)
+        spent, stopped = self._settle_budget(task.key, outcome.failure)
+        output = Path(outcome.output or p.output)
+        error = self._export_page(output, error)
+        status = "stopped" if refused else outcome.status
+        result = NotebookResult(
+            task.key, status, round(outcome.seconds, 2), error, str(output), outcome.tables, spent, outcome.failure
+        )
+        self._write_stamp(p, result, outcome)
+        p.result = result
+        self.bar.done(task.key, status, outcome.seconds, error)
+        self._judge_ready_claims(task.results)
+        return stopped and not refused
+
+    def _settle_budget(self, key: str, failure: Failure | None) -> tuple[str, bool]:
+        """What notebook ``key`` spent, said with the run's spend so far, and whether the budget is spent (by the
+        ledger, or as the notebook's BudgetExceeded says); ("", False) in a run without a budget."""
+        if self.ledger is None or self.budget is None:
+            return "", False
+        tokens, usd, calls = read_ledger(self.ledger)
+        spent = f"{tokens - self.spent_before[0]:,} tokens, ${usd - self.spent_before[1]:.4f}"
+        self.spent_before = (tokens, usd)
+        total, stopped = spend_line(tokens, usd, calls, self.budget)
+        self.bar.say(f"{key}: spent {spent}; run so far: {total}")
+        return spent, stopped or failure is Failure.BUDGET_EXCEEDED
+
+    def _export_page(self, output: Path, error: str) -> str:
+        """The HTML page of the executed notebook ``output`` (when the run makes pages); ``error`` with a failed
+        export said, as the page is a convenience that does not change the notebook's status."""
+        if self.html and output.exists():
+            try:
+                export_html(output)
+            except Exception as exc:
+                return (error + "; " if error else "") + f"HTML export failed: {exc}"
+        return error
+
+    def _write_stamp(self, p: _Planned, result: NotebookResult, outcome: TaskOutcome) -> None:
+        """The notebook's stamp (what ran, on what inputs, where, and its last good run when this one was not), the
+        run records beside its tables; after a good run, what its last run wrote and this one did not goes."""
+        stamp = {**asdict(result), "inputs": p.digest, "profile": self.prof.name, "parameters": p.params}
+        del stamp["failure"]
+        stamp["units"] = units_written(outcome.units)
+        if result.status == "ok":  # what its last run wrote and this one did not: no executed notebook made it
+            for line in clear_stale(p.stamp.parent.parent, result.name, outcome.tables, stamp["units"], p.previous):
+                self.bar.say(f"{result.name}: removed {line}, which this run no longer writes")
+        stamp["sandbox"] = os.environ[SANDBOX_ENV]
+        stamp.update(host=outcome.host, started=outcome.started, finished=outcome.finished)
+        good = last_good(p.previous)
+        if result.status != "ok" and good:
+            stamp["last_ok"] = good
+        write_atomic(p.stamp, portable(redact_text(json.dumps(stamp, indent=1, default=str))))
+        write_table_runs(outcome.tables, stamp, p.stamp.parent.parent)
+
+    def _judge_ready_claims(self, results: str) -> None:
+        """With ``claims_ahead``: judge, on a background thread, the claims of each paper whose tables no notebook
+        left to run may write again (the engine's check on declared truth with the first)."""
+        if not self.claims_ahead:
+            return
+        left = [t.key for t in self.tasks if self.plan[t.key].result is None]
+        written = {t for k in self.plan if (r := self.plan[k].result) is not None for t in r.tables}
+        if ready := [paper for paper in papers_ready(written, left) if paper not in self.ahead]:
+            from tomlib.claims import engine_check_ahead, judge_ahead  # pandas, scipy: once a paper is done
+
+            first = not self.ahead
+            self.ahead.update(ready)
+            judge_ahead(results, ready)
+            if first:  # then REPORT's check of the engine on declared truth, on the same thread
+                engine_check_ahead(results)
 
 
 def papers_ready(written: Iterable[str], left: Iterable[str]) -> list[str]:
     """The papers of the tables ``written`` (``paper_id.table_id``) that no notebook ``left`` to run may write
     again: a notebook may write the papers its name holds (``01_adaptive_tom_table1``), and one whose name holds
     none may write any, so while it is left no paper is ready."""
-    from tomlib.claims._registry import PAPERS
+    from tomlib.claims import PAPERS
 
     holds = [[p for p in PAPERS if f"_{p}_" in f"_{stem}_"] for stem in left]
     if not all(holds):
@@ -636,11 +679,11 @@ _KEEP_REQUESTS = frozenset({"results_dir", "model", "models", "llm_mode"})
 """Parameters a run may change without changing what the notebook asks its model (the model's own are the miss's)."""
 
 
-def replay_miss_hint(error: str, notebook: Path, params: dict[str, Any], overrides: dict[str, Any]) -> str:
+def replay_miss_hint(failure: Failure | None, notebook: Path, params: dict[str, Any], overrides: dict[str, Any]) -> str:
     """For a notebook whose replay missed in a run that changed its parameters (``-p seed 3``): the recorded
     transcripts are of its defaults, and, where its ``model`` parameter may be left empty, that runs the rest."""
     changed = sorted(k for k in overrides if k in params and k not in _KEEP_REQUESTS)
-    if "ReplayMiss" not in error or not changed:
+    if failure is not Failure.REPLAY_MISS or not changed:
         return ""
     said = ", ".join(f"{k}={params[k]!r}" for k in changed)
     hint = f" The recorded transcripts answer {notebook.stem}'s own parameters; this run changed {said}."
@@ -662,7 +705,7 @@ def summarize(outcomes: Iterable[NotebookResult]) -> str:
     for o in outcomes:
         if o.status == "failed":
             lines.append(f"  FAILED {o.name}: {o.error}" + (f"  (see {o.output})" if o.output else ""))
-    refused = [o for o in outcomes if o.status == "stopped" and "EstimateOverBudget" in o.error]
+    refused = [o for o in outcomes if o.status == "stopped" and o.failure is Failure.ESTIMATE_OVER_BUDGET]
     for o in refused:
         lines.append(f"  STOPPED {o.name}: {o.error.split('EstimateOverBudget: ', 1)[-1]}")
     unrun = [o.name for o in outcomes if o.status == "stopped" and o not in refused]

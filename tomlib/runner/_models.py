@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tomlib.errors import UsageError, did_you_mean
-from tomlib.llm._config import models_file, read_models
+from tomlib.llm import models_file, read_models
 
 MODEL_PARAMETERS = ("model", "models", "judge")  # parameters that name models (comma-separated lists allowed)
 

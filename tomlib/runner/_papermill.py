@@ -9,6 +9,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,31 @@ from tomlib.images import shrink_notebook_images
 from tomlib.paths import portable_file, project_root, results_dir
 from tomlib.redact import redact_file, redact_text
 from tomlib.runner import _kernels
+
+
+class Failure(StrEnum):
+    """Why a notebook did not run to its end, told by the class of the exception that stopped it."""
+
+    BUDGET_EXCEEDED = "budget_exceeded"  # the run's budget was spent during a live call: the series stops
+    ESTIMATE_OVER_BUDGET = "estimate_over_budget"  # refused before its first call; the others may still fit
+    REPLAY_MISS = "replay_miss"  # replay found no recorded response for a call
+    ERROR = "error"  # anything else
+
+
+_FAILURES = {
+    "BudgetExceeded": Failure.BUDGET_EXCEEDED,
+    "EstimateOverBudget": Failure.ESTIMATE_OVER_BUDGET,
+    "ReplayMiss": Failure.REPLAY_MISS,
+}
+
+
+def classify_failure(exc: BaseException) -> Failure:
+    """The :class:`Failure` of ``exc``: from the class name of the error a cell raised (papermill's ``ename``; the
+    kernel's exception never reaches this process), else from ``exc``'s own class."""
+    from papermill.exceptions import PapermillExecutionError
+
+    name = exc.ename if isinstance(exc, PapermillExecutionError) else type(exc).__name__
+    return _FAILURES.get(str(name), Failure.ERROR)
 
 
 def describe_failure(exc: BaseException) -> str:
@@ -124,8 +150,9 @@ def execute_one(
     on_cell: CellHook | None = None,
     km: Any = None,
     preload: tuple[str, ...] | None = None,
-) -> tuple[str, float, str]:
-    """Run one notebook with papermill; returns (status, seconds, error). Never raises for notebook errors.
+) -> tuple[str, float, str, Failure | None]:
+    """Run one notebook with papermill; returns (status, seconds, error, failure): ``failure`` is None when it ran to
+    its end. Never raises for notebook errors.
     ``on_cell`` is told each cell as it starts (the runner shows it beside the progress bar). ``km`` is a kernel
     already started for this notebook (a worker's warm one, :mod:`tomlib.runner._kernels`); else one is started here.
     Either way the kernel is shut down in the background once the notebook is done. ``preload``: the kernel's start-up
@@ -167,11 +194,11 @@ def execute_one(
                     _kernels.retire(km)
                 km = None
     except Exception as exc:  # a failing notebook must not stop the series
-        return "failed", time.perf_counter() - t0, describe_failure(exc)
+        return "failed", time.perf_counter() - t0, describe_failure(exc), classify_failure(exc)
     finally:
         if output.exists():  # whatever a cell printed (a traceback quoting a key) is redacted on disk
             shrink_notebook_images(output)  # its plots with a palette: the notebook and its page keep them each
             redact_file(output)
             # and names no local path of this machine (papermill records the notebook's own path too)
             portable_file(output, {str(notebook.parent.resolve()): notebook.parent.name, **_own_results(params)})
-    return "ok", time.perf_counter() - t0, ""
+    return "ok", time.perf_counter() - t0, "", None

@@ -13,7 +13,7 @@ from typing import Any, get_args
 import yaml
 
 from tomlib.errors import UsageError, did_you_mean
-from tomlib.trace._log import RUN_ID_FIX, run_id_problem
+from tomlib.trace import RUN_ID_FIX, run_id_problem
 
 _TYPES: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
 

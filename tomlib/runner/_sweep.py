@@ -9,6 +9,7 @@ import itertools
 import json
 import os
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from tomlib.runner._execute import (
 from tomlib.runner._params import check_values
 from tomlib.runner._profiles import Profile, load_profile
 from tomlib.runner._progress import Progress
-from tomlib.trace._runs import remove_stale_attempts
+from tomlib.trace import remove_stale_attempts
 
 INDEX_TAIL = [
     "status",  # ok: the notebook ran to its end; failed: it stopped at a cell (see error); queued: not run yet
@@ -188,30 +189,55 @@ def sweep(
 ) -> Path:
     """Run ``notebook`` once per grid point as dask tasks; returns the index CSV path.
 
-    ``jobs`` local worker processes, or the cluster at ``scheduler`` (else the profile's). Each run gets its own
-    results directory; ``index.csv`` has one row per run and ``results.csv`` every table the runs wrote. A rerun
-    skips runs that completed with unchanged inputs (notebook, ``tomlib/``, ``configs/``, ``data/``, parameters),
-    so a killed sweep resumes where it stopped and an edit reruns what it affects. ``ship_results`` makes workers
-    send results and recorded responses back through the scheduler even when they share this filesystem (workers
-    that do not share it always do). ``sandbox`` (else the profile's) is how generated code runs.
-    ``spend_to_budget`` starts runs whose estimate exceeds what is left of the budget (else refused unspent).
-    ``dashboard`` (else the profile's) serves the local cluster's dashboard on 127.0.0.1. Run folders are named
-    ``<stem>-<grid values>-<hash>`` (:func:`run_id_for`); a sweep made when they were ``<stem>-<hash>`` resumes under
-    its old names. A notebook of a class folder sweeps into the class's results (:func:`results_for_run`).
-    """
-    from tomlib.runner._cluster import (
-        NotebookTask,
-        TaskOutcome,
-        driver_env,
-        open_client,
-        run_tasks,
-        watch_estimates,
-        write_token,
-    )
+    Each run gets its own results directory; ``index.csv`` has one row per run and ``results.csv`` every table the
+    runs wrote. A rerun skips runs that completed with unchanged inputs (notebook, ``tomlib/``, ``configs/``,
+    ``data/``, parameters), so a killed sweep resumes where it stopped and an edit reruns what it affects. Run
+    folders are named ``<stem>-<grid values>-<hash>`` (:func:`run_id_for`); a sweep made when they were
+    ``<stem>-<hash>`` resumes under its old names.
 
+    Args:
+        notebook: the notebook to sweep (stem, number prefix or path).
+        grid_path: YAML grid: ``parameters:`` (name → list of values, crossed) and optional ``fixed:`` (name →
+            value) (:func:`load_grid`).
+        jobs: runs at a time on this machine (a local cluster of that many worker processes).
+        profile: the profile (or its name) whose parameters, budget and cluster the runs take.
+        name: the sweep's folder under ``<results>/sweeps/``; default ``<notebook stem>-<grid file stem>``.
+        results: the results folder; default a class folder's own for a notebook of a class folder, else
+            ``TOMLIB_RESULTS`` or ``results/`` (:func:`results_for_run`).
+        progress: show a progress bar and say how many completed runs are stale.
+        budget: bound on the live calls of the whole sweep; default the profile's.
+        scheduler: address of a dask cluster to run on instead; default the profile's.
+        ship_results: workers send results and recorded responses back through the scheduler even when they share
+            this filesystem (workers that do not share it always do).
+        sandbox: how generated code runs (:data:`tomlib.sandbox.SANDBOX_MODES`); default the profile's.
+        spend_to_budget: start runs whose estimate exceeds what is left of the budget; default: refused unspent.
+        dashboard: serve the local cluster's dashboard on 127.0.0.1; default the profile's.
+    """
     (nb,) = find_notebooks([notebook])
     prof = profile if isinstance(profile, Profile) else load_profile(profile)
     grid, fixed = load_grid(grid_path)
+    _check_grid(nb, grid, fixed, grid_path)
+    res = results_for_run([str(nb)], None, results)  # a class folder's notebook: the class's results
+    sweep_dir = res / "sweeps" / (name or f"{nb.stem}-{Path(grid_path).stem}")
+    check_writable(sweep_dir, res)
+    remove_stale_attempts(res)  # half-executed notebooks of an interrupted run or sweep
+    index = _Index(sweep_dir / "index.csv", dict(_read_index(sweep_dir / "index.csv")), list(grid))
+    todo, stale = _queue(nb, prof, grid, fixed, index)
+    index.write()
+    if stale and progress:
+        print(f"{stale} completed run(s) are stale (their notebook, code, configs or data changed) and rerun.")
+
+    with sandbox_env(sandbox or prof.sandbox), budget_env(budget or prof.budget, sweep_dir, spend_to_budget) as ledger:
+        where = _Where(jobs, scheduler or prof.scheduler, prof.dashboard if dashboard is None else dashboard)
+        _run_queued(nb, todo, index, where, ledger=ledger, ship_results=ship_results, progress=progress)
+    index.write()
+    write_results(sweep_dir, index.rows, fixed)
+    return index.path
+
+
+def _check_grid(nb: Path, grid: dict[str, list[Any]], fixed: dict[str, Any], grid_path: str | os.PathLike[str]) -> None:
+    """Every name of the grid is a parameter ``nb`` declares, and every point's values have its parameters' types,
+    before any run starts."""
     declared = declared_parameters(nb)
     unknown = sorted((set(grid) | set(fixed)) - set(declared))
     if unknown:
@@ -222,65 +248,105 @@ def sweep(
         )
     for point in expand_grid(grid):
         check_values(nb.stem, declared, {**fixed, **point}, f"Grid {grid_path}")
-    res = results_for_run([str(nb)], None, results)  # a class folder's notebook: the class's results
-    sweep_dir = res / "sweeps" / (name or f"{nb.stem}-{Path(grid_path).stem}")
-    check_writable(sweep_dir, res)
-    remove_stale_attempts(res)  # half-executed notebooks of an interrupted run or sweep
-    index_path = sweep_dir / "index.csv"
-    rows: dict[str, dict[str, Any]] = dict(_read_index(index_path))
-    param_names = list(grid)
 
-    todo, stale = [], 0
+
+@dataclass
+class _Index:
+    """The sweep's ``index.csv``: one row per run (its grid values, status, timing, tables, error)."""
+
+    path: Path
+    rows: dict[str, dict[str, Any]]
+    param_names: list[str]
+
+    def write(self) -> None:
+        _write_index(self.path, self.rows, self.param_names)
+
+
+_Queued = tuple[str, dict[str, Any], Path, Path]  # run id, its parameters, its executed notebook, its results folder
+
+
+def _queue(
+    nb: Path, prof: Profile, grid: dict[str, list[Any]], fixed: dict[str, Any], index: _Index
+) -> tuple[list[_Queued], int]:
+    """The runs to do (their index rows marked ``queued``), and how many of them completed before on other inputs;
+    a run that completed with the same inputs is kept."""
+    todo: list[_Queued] = []
+    stale = 0
+    sweep_dir = index.path.parent
     for point in expand_grid(grid):
         params = {**fixed, **point}
         rid = run_id_for(nb.stem, params, point)
         old_id = legacy_run_id(nb.stem, params)
-        if rid not in rows and old_id in rows:  # a sweep made before ids were readable: resume its runs in place
+        if rid not in index.rows and old_id in index.rows:  # a sweep made before ids were readable: resume in place
             rid = old_id
         run_results = sweep_dir / rid
         run_params = {**parameters_for(prof, nb, run_results), **params}
         digest = inputs_hash(nb, run_params)
-        old = rows.get(rid, {})
+        old = index.rows.get(rid, {})
         if old.get("status") == "ok" and old.get("inputs") == digest:
             old["point"] = point
             continue
         stale += old.get("status") == "ok"
         # queued until it finishes: a sweep stopped before then reruns it
-        rows[rid] = {**old, "run_id": rid, **point, "point": point, "inputs": digest, "status": "queued"}
-        todo.append((rid, point, run_params, sweep_dir / "notebooks" / f"{rid}.ipynb", run_results))
-    _write_index(index_path, rows, param_names)
-    if stale and progress:
-        print(f"{stale} completed run(s) are stale (their notebook, code, configs or data changed) and rerun.")
+        index.rows[rid] = {**old, "run_id": rid, **point, "point": point, "inputs": digest, "status": "queued"}
+        todo.append((rid, run_params, sweep_dir / "notebooks" / f"{rid}.ipynb", run_results))
+    return todo, stale
 
-    with sandbox_env(sandbox or prof.sandbox), budget_env(budget or prof.budget, sweep_dir, spend_to_budget) as ledger:
-        token, env = write_token(sweep_dir), driver_env(None if (scheduler or prof.scheduler) else jobs)
-        tasks = [
-            NotebookTask(rid, str(nb), nb.read_bytes(), str(out), str(rr), params, env, token, ship_results)
-            for rid, _point, params, out, rr in todo
-        ]
-        bar = Progress(len(tasks), f"sweep {nb.stem}", enabled=progress, unit="run")
 
-        def done(task: NotebookTask, outcome: TaskOutcome) -> None:
-            rows[task.key].update(
-                status=outcome.status,
-                tables=";".join(outcome.tables),
-                seconds=round(outcome.seconds, 2),
-                started=_stamp(outcome.started),
-                finished=_stamp(outcome.finished),
-                host=outcome.host,
-                output=task.output,
-                results_dir=task.results,
-                error=redact_text(outcome.error),
-            )
-            _write_index(index_path, rows, param_names)
-            bar.done(task.key, outcome.status, outcome.seconds, outcome.error)
+@dataclass
+class _Where:
+    """Where a sweep's runs go: ``jobs`` local workers, or the cluster at ``scheduler``; ``dashboard`` served."""
 
-        if tasks:
-            show = prof.dashboard if dashboard is None else dashboard
-            with open_client(jobs, scheduler or prof.scheduler, dashboard=show) as client:
-                watch_estimates(client, bar.say)
-                run_tasks(client, tasks, done, ledger=ledger)
-        bar.close()
-    _write_index(index_path, rows, param_names)
-    write_results(sweep_dir, rows, fixed)
-    return index_path
+    jobs: int
+    scheduler: str | None
+    dashboard: bool
+
+
+def _run_queued(
+    nb: Path,
+    todo: list[_Queued],
+    index: _Index,
+    where: _Where,
+    *,
+    ledger: Path | None,
+    ship_results: bool,
+    progress: bool,
+) -> None:
+    """Run the queued runs of ``nb`` as dask tasks, writing each one's row of the index as it finishes."""
+    from tomlib.runner._cluster import (
+        NotebookTask,
+        TaskOutcome,
+        driver_env,
+        open_client,
+        run_tasks,
+        watch_estimates,
+        write_token,
+    )
+
+    token, env = write_token(index.path.parent), driver_env(None if where.scheduler else where.jobs)
+    tasks = [
+        NotebookTask(rid, str(nb), nb.read_bytes(), str(out), str(rr), params, env, token, ship_results)
+        for rid, params, out, rr in todo
+    ]
+    bar = Progress(len(tasks), f"sweep {nb.stem}", enabled=progress, unit="run")
+
+    def done(task: NotebookTask, outcome: TaskOutcome) -> None:
+        index.rows[task.key].update(
+            status=outcome.status,
+            tables=";".join(outcome.tables),
+            seconds=round(outcome.seconds, 2),
+            started=_stamp(outcome.started),
+            finished=_stamp(outcome.finished),
+            host=outcome.host,
+            output=task.output,
+            results_dir=task.results,
+            error=redact_text(outcome.error),
+        )
+        index.write()
+        bar.done(task.key, outcome.status, outcome.seconds, outcome.error)
+
+    if tasks:
+        with open_client(where.jobs, where.scheduler, dashboard=where.dashboard) as client:
+            watch_estimates(client, bar.say)
+            run_tasks(client, tasks, done, ledger=ledger)
+    bar.close()
