@@ -10,9 +10,18 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from tomlib.claims import Claim, load_claims, verdict_text
-from tomlib.claims._robust import load_readings
-from tomlib.claims._text import fmt, is_firm, rests_on_readings, robustness_across, robustness_text
+from tomlib.claims import (
+    Claim,
+    fmt,
+    is_firm,
+    load_claims,
+    load_readings,
+    mc_bound,
+    rests_on_readings,
+    robustness_across,
+    robustness_text,
+    verdict_text,
+)
 from tomlib.llm import describe_source
 from tomlib.paths import write_atomic
 
@@ -378,7 +387,6 @@ def engine_check(rows: pd.DataFrame) -> tuple[str, pd.DataFrame]:
         rows: ``results/claims_calibration.csv``'s rows; empty gives an empty sentence and table.
     """
     from tomlib.claims import ALPHA
-    from tomlib.claims._calibrate import mc_bound
 
     if rows.empty:
         return "", pd.DataFrame()

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tomlib.claims import paper_info, write_claims
-from tomlib.claims._calibrate import write_engine_check
+from tomlib.claims import paper_info, write_claims, write_engine_check
 from tomlib.paths import data_dir, portable, results_for_writing, write_atomic
 from tomlib.redact import redact_text
 from tomlib.report._claims import (

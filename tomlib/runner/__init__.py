@@ -12,12 +12,14 @@ from tomlib.runner._execute import (
     run_notebooks,
     summarize,
 )
+from tomlib.runner._papermill import Failure
 from tomlib.runner._params import parse_cli
 from tomlib.runner._profiles import Profile, available_profiles, load_profile, written_profiles_dir
 from tomlib.runner._side import where_to_write
 from tomlib.runner._sweep import expand_grid, load_grid, read_sweep_results, sweep
 
 __all__ = [
+    "Failure",
     "NotebookResult",
     "Profile",
     "available_profiles",
