@@ -164,7 +164,12 @@ def trial_units(trials: pd.DataFrame) -> pd.DataFrame:
 
 
 def references(params: CityParams | None = None) -> pd.DataFrame:
-    """The heuristic team and the exact optimum (no LLM): final mean health and how long the solver took."""
+    """The heuristic team and the exact optimum (no LLM), Fig. 5's reference lines: final mean health and how long
+    the solver took.
+
+    Args:
+        params: the city's rules (§3.1; :class:`CityParams`), the authors' by default.
+    """
     city = City(params)
     heuristic = run_heuristic(city, HeuristicTeam())
     plan = optimal_plan(city.params)
@@ -189,8 +194,17 @@ def references(params: CityParams | None = None) -> pd.DataFrame:
 def check_parameters(
     *, model: Any, llm_mode: str, configs: Any, trials: Any, dynamics: Any, verification: Any, observation: Any
 ) -> None:
-    """Notebook 06's parameters, before any work: configured models (or "" for the references only), a known mode,
-    known configurations (§4.1), a whole number of trials, and known rule set, verification and observation."""
+    """Notebook 06's parameters, before any work; a wrong one fails here, in one line naming it.
+
+    Args:
+        model: comma-separated configured model names, or "" for the references only.
+        llm_mode: replay, record or live.
+        configs: the configurations of §4.1 (Base, ToM, IB, ToM+IB).
+        trials: simulations per model and configuration, a whole number of at least 1.
+        dynamics: the city's rule set (§3.1; :class:`CityParams`).
+        verification: how internal beliefs are checked (§3.3).
+        observation: what an agent sees of the city.
+    """
     check_whole("trials", trials, 1)
     if not isinstance(model, str):
         raise TypeError(f'parameter model must be comma-separated names from configs/models.yaml or ""; got {model!r}')
@@ -413,8 +427,12 @@ def _contract(rows: list[dict[str, Any]], table_id: str) -> pd.DataFrame:
 
 
 def plot_fig5(table: pd.DataFrame) -> Any:
-    """Bars of the median final health per model and configuration with 95% CI whiskers; the heuristic team
-    and the exact optimum as horizontal lines."""
+    """Fig. 5 (§4.2): bars of the median final health per model and configuration with 95% CI whiskers; the
+    heuristic team and the exact optimum as horizontal lines.
+
+    Args:
+        table: :attr:`Fig5.table` of a :func:`fig5` run.
+    """
     import matplotlib.pyplot as plt
 
     llm = table[table["source"].str.startswith("llm:")].pivot_table(
@@ -458,7 +476,11 @@ WORKED_FACTS = (
 def worked_example(facts: Sequence[str] = WORKED_FACTS) -> list[dict[str, Any]]:
     """A verification walked through on beliefs written by us (not by a model; pass your own ``facts`` to try
     others): the food agent in d2 at the start of round 2. Each step verifies, shows the minimal core and its
-    explanation, then drops the core's statements as a revising agent would, until the beliefs are consistent."""
+    explanation, then drops the core's statements as a revising agent would, until the beliefs are consistent.
+
+    Args:
+        facts: ASP facts of the food agent's beliefs (§3.3's translation), :data:`WORKED_FACTS` by default.
+    """
     from tomlib.asp import parse_facts, verify
     from tomlib.envs.city import Action
 
@@ -489,7 +511,11 @@ WORKED_PROGRAM = (
 def worked_example_authors(statements: Sequence[str] = WORKED_PROGRAM) -> Verdict:
     """The authors' check on a program written by us (pass your own ``statements``): "I am in d2, I carry nothing,
     I plan to supply here, and whoever carries nothing cannot supply". The plan and the constraint clash; that the
-    food agent in fact carries 100 is never looked at."""
+    food agent in fact carries 100 is never looked at.
+
+    Args:
+        statements: an ASP program (facts and constraints; §3.3), :data:`WORKED_PROGRAM` by default.
+    """
     from tomlib.asp import parse_program, self_consistent
 
     return self_consistent(parse_program(list(statements)))

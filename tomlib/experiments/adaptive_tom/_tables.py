@@ -69,9 +69,23 @@ async def table1(
     detail_episodes: int = FORMAL_DETAIL_EPISODES,
     **options: Any,
 ) -> Reproduction:
-    """Table 1: the nine fixed-order pairs, in both seats, on every task. ``options``: :class:`Setup`'s agent options
-    (the tie model, A-ToM's losses, the LLM prompts' history), as in every table below. ``detail_episodes``: a
-    formal run's episodes per condition logged step by step (LLM runs log every step), as in every table below."""
+    """Table 1 (§5.1): the nine fixed-order pairs, in both seats, on every task.
+
+    Args:
+        model: ``"formal"`` (the exact ToM-k agents) or a configured model name (§3.4's LLM agents).
+        llm_mode: replay the committed transcripts, record, or call the model live (LLM agents only).
+        tasks: the task settings of §4.1 to play, all five by default.
+        pairs: the (player 1, player 2) orders to pair, Table 1's by default.
+        episodes: episodes per condition (§4.2: 30).
+        seed: the seed of the episodes (§4.2: 42).
+        temperature: the LLM agents' sampling temperature (§4.2: 0.1).
+        results: the results folder (default ``results/``).
+        progress: show a progress bar.
+        run_id: the run log's id (default: a new one).
+        chat: a model to play with instead of building ``model``'s (tests).
+        detail_episodes: a formal run's episodes per condition logged step by step (LLM runs log every step).
+        **options: :class:`Setup`'s agent options (the tie model, A-ToM's losses, the LLM prompts' history).
+    """
     cells = pair_cells(tasks, pairs)
     setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, **options)
     return await _run_table(
@@ -126,8 +140,24 @@ async def table2(
     detail_episodes: int = FORMAL_DETAIL_EPISODES,
     **options: Any,
 ) -> Reproduction:
-    """Table 2: A-ToM (FTL, Hedge) with ToM-0/1/2 partners in both seats, and with itself (``partners``: those of
-    :data:`TABLE2_PARTNERS` to play, all by default)."""
+    """Table 2 (§5.2): A-ToM (FTL, Hedge; §3.3) with ToM-0/1/2 partners in both seats, and with itself.
+
+    Args:
+        model: ``"formal"`` (the exact ToM-k agents) or a configured model name (§3.4's LLM agents).
+        llm_mode: replay the committed transcripts, record, or call the model live (LLM agents only).
+        tasks: the task settings of §4.1 to play, all five by default.
+        algorithms: A-ToM's expert algorithms (§3.3): FTL, Hedge or both.
+        partners: those of :data:`TABLE2_PARTNERS` to play, all by default.
+        episodes: episodes per condition (§4.2: 30).
+        seed: the seed of the episodes (§4.2: 42).
+        temperature: the LLM agents' sampling temperature (§4.2: 0.1).
+        results: the results folder (default ``results/``).
+        progress: show a progress bar.
+        run_id: the run log's id (default: a new one).
+        chat: a model to play with instead of building ``model``'s (tests).
+        detail_episodes: a formal run's episodes per condition logged step by step (LLM runs log every step).
+        **options: :class:`Setup`'s agent options (the tie model, A-ToM's losses, the LLM prompts' history).
+    """
     cells = []
     for task in tasks:
         for algo, a, b in table2_pairs(algorithms, partners):
@@ -164,8 +194,24 @@ async def table4(
     detail_episodes: int = FORMAL_DETAIL_EPISODES,
     **options: Any,
 ) -> Reproduction:
-    """Table 4: the 3-action matrix game; LLMs at temperature 0.9, formal agents with random tie-breaking
-    (two replies coordinate with every partner choice, so ties are where their randomness lives)."""
+    """Table 4 (§6.2): the 3-action matrix game; LLMs at temperature 0.9, formal agents with random tie-breaking
+    (two replies coordinate with every partner choice, so ties are where their randomness lives).
+
+    Args:
+        model: ``"formal"`` (the exact ToM-k agents) or a configured model name (§3.4's LLM agents).
+        llm_mode: replay the committed transcripts, record, or call the model live (LLM agents only).
+        tasks: the 3-action matrix games to play (:data:`THREE_ACTION_TASKS`).
+        pairs: the (player 1, player 2) orders to pair, Table 1's by default.
+        episodes: episodes per condition (§4.2: 30).
+        seed: the seed of the episodes (§4.2: 42).
+        temperature: the LLM agents' sampling temperature (§6.2: 0.9).
+        results: the results folder (default ``results/``).
+        progress: show a progress bar.
+        run_id: the run log's id (default: a new one).
+        chat: a model to play with instead of building ``model``'s (tests).
+        detail_episodes: a formal run's episodes per condition logged step by step (LLM runs log every step).
+        **options: :class:`Setup`'s agent options (the tie model, A-ToM's losses, the LLM prompts' history).
+    """
     cells = pair_cells(tasks, pairs)
     setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, **options)
     return await _run_table(
@@ -198,8 +244,24 @@ async def fig3(
     detail_episodes: int = FORMAL_DETAIL_EPISODES,
     **options: Any,
 ) -> Reproduction:
-    """Fig. 3: normalized expert weights P^(k) of A-ToM (Hedge, seat 1) over the steps of an episode, with a
-    ToM-0 and with a ToM-1 partner, averaged over episodes."""
+    """Fig. 3 (§5.3): normalized expert weights P^(k) of A-ToM (Hedge, seat 1) over the steps of an episode, with a
+    ToM-0 and with a ToM-1 partner, averaged over episodes.
+
+    Args:
+        model: ``"formal"`` (the exact ToM-k agents) or a configured model name (§3.4's LLM agents).
+        llm_mode: replay the committed transcripts, record, or call the model live (LLM agents only).
+        tasks: the task settings played (default: Game 1, Game 2 and Memory-1; §5.3 draws Overcooked).
+        partners: A-ToM's partners (§5.3: ToM-0 and ToM-1).
+        episodes: episodes per condition (§4.2: 30).
+        seed: the seed of the episodes (§4.2: 42).
+        temperature: the LLM agents' sampling temperature (§4.2: 0.1).
+        results: the results folder (default ``results/``).
+        progress: show a progress bar.
+        run_id: the run log's id (default: a new one).
+        chat: a model to play with instead of building ``model``'s (tests).
+        detail_episodes: a formal run's episodes per condition logged step by step (LLM runs log every step).
+        **options: :class:`Setup`'s agent options (the tie model, A-ToM's losses, the LLM prompts' history).
+    """
     cells = [({"player1": "A-ToM", "player2": p}, (ATOM["Hedge"], p), task) for task in tasks for p in partners]
     setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, **options)
     run = await _run_table(
@@ -275,9 +337,16 @@ def final_weight_units(events: pd.DataFrame, setup: Setup) -> pd.DataFrame:
 def fig3_episode(
     run: Reproduction, *, task: str = "overcooked", episode: int = 0, results: str | None = None
 ) -> pd.DataFrame:
-    """Fig. 3 as the paper draws it: the normalized expert weights of A-ToM (Hedge, seat 1) over the steps of one
-    episode, with each partner; ``first_update`` marks the first step after which the weights moved (the paper's
-    stars at step 5). ``results`` is not read (the weights are the run's own); kept for older callers."""
+    """Fig. 3 as the paper draws it (§5.3): the normalized expert weights of A-ToM (Hedge, seat 1) over the steps of
+    one episode, with each partner; ``first_update`` marks the first step after which the weights moved (the paper's
+    stars at step 5).
+
+    Args:
+        run: a :func:`fig3` run.
+        task: the task drawn (§5.3: Overcooked).
+        episode: the episode drawn.
+        results: not read (the weights are the run's own); kept for older callers.
+    """
     events = run.weights
     events = events[(events["agent"] == "player1") & (events["episode"] == episode)]
     events = events[events["condition"].astype(str).str.startswith(f"{task}:")]
@@ -457,7 +526,11 @@ def _table3_rows(
 def table3_spread(run: Reproduction) -> pd.DataFrame:
     """What Table 3's cells and SDs are made of, per agent type over its episodes in either seat: the mean time, its
     SD, the share of episodes that failed (100 steps) and the mean time of those that cooked, beside the fastest soup
-    the exact kitchen allows and the paper's cell and SD."""
+    the exact kitchen allows and the paper's cell and SD.
+
+    Args:
+        run: a :func:`table3` run (§6.1).
+    """
     game = load_task("overcooked")
     _, index, value = game.exact  # type: ignore[attr-defined]
     fastest = int(value[index[game.compact(game.reset(0))]])  # type: ignore[attr-defined]
