@@ -194,8 +194,8 @@ async def _run_table(
     run_id: str | None,
     detail_episodes: int = FORMAL_DETAIL_EPISODES,
 ) -> Reproduction:
-    """Run ``cells`` = (condition columns, (player 1, player 2), task), each ``episodes`` times from ``seed`` (§4.2), and
-    build the contract rows: a cell's mean and sample SD (what the paper prints as "variance"), one row per episode."""
+    """Run ``cells`` = (condition columns, (player 1, player 2), task), each ``episodes`` times from ``seed``
+    (§4.2), and build the contract rows: a cell's mean and sample SD (the paper's "variance"), one row per episode."""
     from tqdm.auto import tqdm
 
     experiment = f"{PAPER_ID}.{table_id}"
