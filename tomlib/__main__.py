@@ -439,11 +439,11 @@ def _engine_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__)
-    p.set_defaults(prog=prog)
-    sub = p.add_subparsers(dest="command", required=True)
+_Subparsers = argparse._SubParsersAction  # what ``add_subparsers`` returns: each ``_add_*`` below adds one command
 
+
+def _add_run(sub: _Subparsers) -> None:
+    """``run``: execute the notebook series (or some notebooks) under a profile, with the engine and budget options."""
     run = sub.add_parser("run", help="execute the notebook series under a profile")
     run.add_argument("notebooks", nargs="*", help="stems or number prefixes (default: all)")
     run.add_argument(
@@ -487,6 +487,9 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
     _budget_args(run)
     run.set_defaults(func=_cmd_run)
 
+
+def _add_sweep(sub: _Subparsers) -> None:
+    """``sweep``: one notebook over a grid of parameter values."""
     sw = sub.add_parser("sweep", help="run one notebook over a parameter grid")
     sw.add_argument("notebook")
     sw.add_argument("--grid", required=True, help="YAML: `parameters: {name: [values]}`, optional `fixed:`")
@@ -502,6 +505,9 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
     _budget_args(sw)
     sw.set_defaults(func=_cmd_sweep)
 
+
+def _add_cache(sub: _Subparsers) -> None:
+    """``cache``: the response store's stats, export, import, prune and compact."""
     ca = sub.add_parser("cache", help="the response store: stats | export | import | prune | compact")
     ca.add_argument(
         "action",
@@ -526,10 +532,16 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
     )
     ca.set_defaults(func=_cmd_cache)
 
+
+def _add_report(sub: _Subparsers) -> None:
+    """``report``: rebuild ``results/REPORT.md`` and ``REPORT.html``."""
     rep = sub.add_parser("report", help="rebuild results/REPORT.md and REPORT.html")
     rep.add_argument("--results", default=None)
     rep.set_defaults(func=_cmd_report)
 
+
+def _add_book(sub: _Subparsers) -> None:
+    """``book``: the book of the series from the executed notebooks."""
     bk = sub.add_parser(
         "book", help="build the book of the series (results/book/) from the executed notebooks, running none again"
     )
@@ -537,6 +549,9 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
     bk.add_argument("--results", default=None)
     bk.set_defaults(func=_cmd_book)
 
+
+def _add_class(sub: _Subparsers) -> None:
+    """``class``: the student edition, and offline grading of submitted notebooks."""
     cl = sub.add_parser("class", help="teaching: write the student edition | grade submitted notebooks offline")
     cl.add_argument("action", choices=["edition", "grade"])
     cl.add_argument("submissions", nargs="?", default=None, help="grade: the folder of submitted notebooks")
@@ -546,6 +561,9 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
     cl.add_argument("--jobs", type=_at_least_zero(int), default=2, help="grade: checks run at once (default 2)")
     cl.set_defaults(func=_cmd_class)
 
+
+def _add_view(sub: _Subparsers) -> None:
+    """``view``: a run's explorer as a page that opens without Jupyter."""
     vw = sub.add_parser("view", help="write a run's explorer as a page that opens without Jupyter or the internet")
     vw.add_argument(
         "run",
@@ -560,6 +578,9 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
     vw.add_argument("--results", default=None)
     vw.set_defaults(func=_cmd_view)
 
+
+def _add_runs(sub: _Subparsers) -> None:
+    """``runs``: list or prune the run logs under ``results/runs``."""
     ru = sub.add_parser("runs", help="the run logs under results/runs: list | prune")
     ru.add_argument("action", choices=["list", "prune"])
     ru.add_argument(
@@ -570,9 +591,15 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
     ru.add_argument("--results", default=None)
     ru.set_defaults(func=_cmd_runs)
 
+
+def _add_models(sub: _Subparsers) -> None:
+    """``models``: list the configured models."""
     mo = sub.add_parser("models", help="list the configured models")
     mo.set_defaults(func=_cmd_models)
 
+
+def _add_plan(sub: _Subparsers) -> None:
+    """``plan``: the units, calls and cost that give the claims their power, written as a profile."""
     pl = sub.add_parser(
         "plan",
         help="before a run: the units, calls and cost that give the papers' claims their power; writes a profile",
@@ -601,6 +628,26 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
     )
     pl.add_argument("--no-write", action="store_true", help="print the plan only")
     pl.set_defaults(func=_cmd_plan)
+
+
+def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
+    """The command line: one subcommand per ``_add_*`` function above, in the order ``--help`` lists them."""
+    p = argparse.ArgumentParser(prog=prog, description=__doc__)
+    p.set_defaults(prog=prog)
+    sub = p.add_subparsers(dest="command", required=True)
+    for add in (
+        _add_run,
+        _add_sweep,
+        _add_cache,
+        _add_report,
+        _add_book,
+        _add_class,
+        _add_view,
+        _add_runs,
+        _add_models,
+        _add_plan,
+    ):
+        add(sub)
     return p
 
 

@@ -322,26 +322,15 @@ def stratified(
 ) -> Estimate:
     """The equal-weight mean over strata of the groups' contrast (``weights``: A - B, or the difference of gaps
     :data:`GAP`), as a contrast of an OLS fit with a mean per stratum and group; cluster-robust errors when units
-    share a cluster, HC3 otherwise."""
+    share a cluster, HC3 otherwise (Miller 2024, as the module docstring says)."""
     from statsmodels.regression.linear_model import OLS  # not statsmodels.api: 0.4 s less to import
 
     gap = len(weights) > 2
-    df = frame.copy()
-    df["_stratum"] = joined(df, strata) if strata else "all"
-    counts = df.groupby(["_stratum", "group"]).size().unstack("group").reindex(columns=list(weights)).fillna(0)
-    usable = counts[(counts >= 2).all(axis=1)].index  # a spread needs two units a group
-    df = df[df["_stratum"].isin(usable)]
+    df = _usable_strata(frame, strata, weights)
     if df.empty:
         return Estimate(math.nan, math.nan, math.nan, 0, "no stratum ran every group with 2 units or more each")
-    df["_cell"] = df["_stratum"] + "#" + df["group"]
-    names = sorted(df["_cell"].unique())  # a mean per cell, no intercept (the formula value ~ 0 + C(_cell))
-    design = (df["_cell"].to_numpy()[:, None] == np.array(names, dtype=object)[None, :]).astype(float)
+    names, design, contrast = _cell_contrast(df, weights)
     model = OLS(df["value"].to_numpy(float), design)
-    strata_ids = sorted(df["_stratum"].unique())
-    contrast = np.zeros(len(names))
-    for s in strata_ids:
-        for g, w in weights.items():
-            contrast[names.index(f"{s}#{g}")] += w / len(strata_ids)
     sizes = [(int((g["group"] == "A").sum()), int((g["group"] == "B").sum())) for _, g in df.groupby("_stratum")]
     within = df.groupby("_cell")["value"].std(ddof=1)
     sd = float(np.sqrt(np.mean(np.square(within)))) if len(within) else math.nan
@@ -368,29 +357,7 @@ def stratified(
     tt = fit.t_test(contrast)
     effect, se = float(np.squeeze(tt.effect)), float(np.squeeze(tt.sd))
     if not se > 1e-9 * max(1.0, abs(effect)):  # rounding, not sampling error: as if every unit agreed
-        clustered = len(df) if cluster_on else None
-        if gap:
-            return Estimate(
-                effect, 0.0, math.inf, n_units, label + " (no variation)", sd=0.0, separation=1.0, in_clusters=clustered
-            )
-        if cluster_on:
-            sizes = [
-                (
-                    int(g.loc[g["group"] == "A", "_cluster"].nunique()),
-                    int(g.loc[g["group"] == "B", "_cluster"].nunique()),
-                )
-                for _, g in df.groupby("_stratum")
-            ]
-        return Estimate(
-            effect,
-            0.0,
-            math.inf,
-            n_units,
-            label + " (no variation)",
-            sd=0.0,
-            separation=_separation(sizes),
-            in_clusters=clustered,
-        )
+        return _rounding_only(df, effect, n_units, label, sizes, gap=gap, clustered=bool(cluster_on))
     est = Estimate(effect, se, float(df_t), n_units, label, sd=sd)
     if cluster_on:  # what clustering costs, for the planner: Kish's design effect, measured on this contrast
         est.in_clusters = len(df)
@@ -400,6 +367,70 @@ def stratified(
     est.exact, how = _small_gaps(df, bool(cluster_on)) if gap else _small_strata(df, bool(cluster_on))
     est.method += how
     return est
+
+
+def _usable_strata(frame: pd.DataFrame, strata: list[str], weights: dict[str, float]) -> pd.DataFrame:
+    """``frame``'s rows in the strata where every group of ``weights`` has 2 units or more (a spread needs two), with
+    their stratum (``_stratum``; ``all`` without strata) and cell (``_cell``: stratum and group)."""
+    df = frame.copy()
+    df["_stratum"] = joined(df, strata) if strata else "all"
+    counts = df.groupby(["_stratum", "group"]).size().unstack("group").reindex(columns=list(weights)).fillna(0)
+    usable = counts[(counts >= 2).all(axis=1)].index  # a spread needs two units a group
+    df = df[df["_stratum"].isin(usable)]
+    if df.empty:
+        return df
+    df["_cell"] = df["_stratum"] + "#" + df["group"]
+    return df
+
+
+def _cell_contrast(df: pd.DataFrame, weights: dict[str, float]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The cells' names, the design matrix of a mean per cell with no intercept (``value ~ 0 + C(_cell)``) and the
+    contrast that weighs each stratum's groups by ``weights``, the strata equally."""
+    names = sorted(df["_cell"].unique())
+    design = (df["_cell"].to_numpy()[:, None] == np.array(names, dtype=object)[None, :]).astype(float)
+    strata_ids = sorted(df["_stratum"].unique())
+    contrast = np.zeros(len(names))
+    for s in strata_ids:
+        for g, w in weights.items():
+            contrast[names.index(f"{s}#{g}")] += w / len(strata_ids)
+    return names, design, contrast
+
+
+def _rounding_only(
+    df: pd.DataFrame,
+    effect: float,
+    n_units: int,
+    label: str,
+    sizes: list[tuple[int, int]],
+    *,
+    gap: bool,
+    clustered: bool,
+) -> Estimate:
+    """An effect whose standard error is rounding, not sampling error, read as if every unit agreed: the exact
+    probability of a separation that complete (of the clusters, when clustered); none for a difference of gaps."""
+    in_clusters = len(df) if clustered else None
+    if gap:
+        return Estimate(
+            effect, 0.0, math.inf, n_units, label + " (no variation)", sd=0.0, separation=1.0, in_clusters=in_clusters
+        )
+    if clustered:
+        sizes = [
+            (
+                int(g.loc[g["group"] == "A", "_cluster"].nunique()),
+                int(g.loc[g["group"] == "B", "_cluster"].nunique()),
+            )
+            for _, g in df.groupby("_stratum")
+        ]
+    return Estimate(
+        effect,
+        0.0,
+        math.inf,
+        n_units,
+        label + " (no variation)",
+        sd=0.0,
+        separation=_separation(sizes),
+        in_clusters=in_clusters,
+    )
 
 
 def _small_gaps(df: pd.DataFrame, clustered: bool) -> tuple[Exact | None, str]:

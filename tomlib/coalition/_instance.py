@@ -230,9 +230,65 @@ def make_instance(
     blocking_size: int | None = None,
     pair_order: str = "eq3",
 ) -> AlignmentInstance:
-    """Build and check an instance. ``scores`` is a matrix, or ``{believer: {other: score}}`` (agents missing as
-    believers have no beliefs). ``min_size`` defaults to ⌈n/2⌉ (the ICLR draft's setting). ``quota`` is the most
-    partners an agent may have in a NeurIPS matching: 1 gives pairs, more its one-to-many correspondence (§4.2)."""
+    """Build and check an alignment instance: Appendix A's scores, §5.2's abilities and the parameters of eq. (2),
+    FTM (§6.2) and the stability conditions (§4.2), each read as the module docstring says.
+
+    Args:
+        scores: Appendix A's belief-action alignment scores s_ij in [-1, 1]: a matrix (one row per agent; ``None`` or
+            NaN where there is none), or ``{believer: {other: score}}`` (agents missing as believers have no beliefs).
+        names: the agents' names in the matrix's order; default ``a0``, ``a1``, ... (a mapping's keys, sorted).
+        ability: §5.2's ability α_j per agent, by name or in order; default 0 for every agent.
+        no_beliefs: agents that model nobody (ToM-0): their rows are ignored and they are indifferent between
+            coalitions.
+        epsilon: ε, the misalignment threshold on φ = (1 - s)/2 (eq. 2, FTM §6.2): trusted iff φ ≤ ε; 0.25 trusts
+            scores of 0.5 and above.
+        lam: λ, the weight of the mean ability in B'_i(S) (§5.2); 1 weighs ability as much as misalignment.
+        min_size: the fewest members of a coalition; default ⌈n/2⌉ (at least 2), the ICLR draft's setting.
+        ability_sign: ``"intent"`` prefers able partners (B_i(S) - λ·mean α, the text's intent); ``"printed"`` is the
+            formula as printed (B_i(S) + λ·mean α).
+        resolution: integer steps per unit of the weights; default None: exact (their common denominator).
+        everyone_in: every agent must be in a coalition of at least ``min_size`` (the ICLR text read literally);
+            default False allows outsiders.
+        quota: the most partners an agent may have in a NeurIPS matching: 1 gives pairs, more its one-to-many
+            correspondence (§4.2).
+        trusted_blocking: a blocking coalition must be trusted throughout (Theorem G.2's proof); default False, as
+            §4.2's stability.
+        blocking_size: the fewest members of a blocking coalition; default ``min_size`` (G.2's |C| ≥ k).
+        pair_order: how an agent ranks partners in a NeurIPS matching: ``"eq3"`` (the draft's eq. 3) or ``"phi"``
+            (strictly by φ).
+    """
+    agents, mat, has = _read_scores(scores, names, no_beliefs)
+    _check_agents(agents, no_beliefs)
+    n = len(agents)
+    arr = _check_scores(mat, n, has)
+    size = _check_parameters(
+        n, min_size=min_size, pair_order=pair_order, blocking_size=blocking_size, quota=quota, epsilon=epsilon
+    )
+    return AlignmentInstance(
+        names=tuple(agents),
+        scores=arr,
+        has_beliefs=has,
+        ability=_abilities(ability, agents),
+        epsilon=float(epsilon),
+        lam=float(lam),
+        min_size=size,
+        ability_sign=ability_sign,
+        fixed_resolution=resolution,
+        everyone_in=everyone_in,
+        quota=quota,
+        trusted_blocking=bool(trusted_blocking),
+        pair_order=pair_order,
+        blocking_min=None if blocking_size is None else int(blocking_size),
+    )
+
+
+def _read_scores(
+    scores: Sequence[Sequence[float | None]] | Mapping[str, Mapping[str, float]] | np.ndarray,
+    names: Sequence[str] | None,
+    no_beliefs: Sequence[str],
+) -> tuple[list[str], np.ndarray, tuple[bool, ...]]:
+    """(agents, score matrix with NaN where none was given, whether each agent has beliefs) of Appendix A's scores
+    given as a matrix or as ``{believer: {other: score}}``."""
     if isinstance(scores, Mapping):
         agents = list(names) if names else sorted({*scores, *(o for row in scores.values() for o in row)})
         n = len(agents)
@@ -254,6 +310,11 @@ def make_instance(
         has = tuple(
             name not in no_beliefs and not np.isnan(np.delete(mat[i], i)).all() for i, name in enumerate(agents)
         )
+    return agents, mat, has
+
+
+def _check_agents(agents: list[str], no_beliefs: Sequence[str]) -> None:
+    """Known names in ``no_beliefs``, unique names, and between 2 and :data:`MAX_AGENTS` agents."""
     for who in no_beliefs:
         if who not in agents:
             raise CoalitionInputError(f"Unknown agent '{who}' in no_beliefs; the agents are {agents}.")
@@ -264,7 +325,13 @@ def make_instance(
         raise CoalitionInputError(f"A coalition needs at least 2 agents; got {n}.")
     if n > MAX_AGENTS:
         raise CoalitionInputError(f"The exact solvers take at most {MAX_AGENTS} agents; got {n}.")
-    arr = _check_scores(mat, n, has)
+
+
+def _check_parameters(
+    n: int, *, min_size: int | None, pair_order: str, blocking_size: int | None, quota: int, epsilon: float
+) -> int:
+    """The coalition size (⌈n/2⌉ unless ``min_size`` is given), once the sizes, the pair order, the quota (§4.2) and
+    ε (eq. 2) are checked for ``n`` agents."""
     size = max(2, math.ceil(n / 2)) if min_size is None else int(min_size)
     if not 2 <= size <= n:
         raise CoalitionInputError(
@@ -282,6 +349,12 @@ def make_instance(
         )
     if not 0 <= epsilon <= 1 or math.isnan(epsilon):
         raise CoalitionInputError(f"epsilon is a misalignment threshold in [0, 1]; got {epsilon}.")
+    return size
+
+
+def _abilities(ability: Mapping[str, float] | Sequence[float] | None, agents: list[str]) -> tuple[float, ...]:
+    """§5.2's ability α per agent, in the agents' order (0 where none is given), checked finite."""
+    n = len(agents)
     if isinstance(ability, Mapping):
         unknown = set(ability) - set(agents)
         if unknown:
@@ -291,19 +364,4 @@ def make_instance(
         alpha = tuple(float(x) for x in ability) if ability is not None else (0.0,) * n
     if len(alpha) != n or any(math.isnan(a) for a in alpha):
         raise CoalitionInputError(f"ability needs one finite number per agent ({n}).")
-    return AlignmentInstance(
-        names=tuple(agents),
-        scores=arr,
-        has_beliefs=has,
-        ability=alpha,
-        epsilon=float(epsilon),
-        lam=float(lam),
-        min_size=size,
-        ability_sign=ability_sign,
-        fixed_resolution=resolution,
-        everyone_in=everyone_in,
-        quota=quota,
-        trusted_blocking=bool(trusted_blocking),
-        pair_order=pair_order,
-        blocking_min=None if blocking_size is None else int(blocking_size),
-    )
+    return alpha

@@ -70,7 +70,18 @@ async def run_trial(
     verification: Verification = "authors",
     observation: Observation = "partial",
 ) -> Trial:
-    """Play one simulation with three BDI agents under ``config``."""
+    """Play one simulation (§4.1: up to 7 turns per agent) with the three BDI agents of §3.2 under ``config``.
+
+    Args:
+        city: the city simulation (§3.1) with its rules.
+        chat: the model every agent asks.
+        config: one of the four configurations of §4.1 (Base, ToM, IB, ToM+IB).
+        trial: the trial's number, its episode in the run log.
+        log: the run log the trial's events go to.
+        temperature: the agents' sampling temperature (the paper prints none; 0.7 is ours).
+        verification: how the internal beliefs are checked (§3.3): the authors' self-consistency, or ours.
+        observation: what an agent sees of the city: ``partial`` (its district and messages) or ``full``.
+    """
     agents = {
         a: BDIAgent(a, chat, config, temperature=temperature, verification=verification, observation=observation)
         for a in AGENTS
@@ -153,7 +164,12 @@ def trial_units(trials: pd.DataFrame) -> pd.DataFrame:
 
 
 def references(params: CityParams | None = None) -> pd.DataFrame:
-    """The heuristic team and the exact optimum (no LLM): final mean health and how long the solver took."""
+    """The heuristic team and the exact optimum (no LLM), Fig. 5's reference lines: final mean health and how long
+    the solver took.
+
+    Args:
+        params: the city's rules (§3.1; :class:`CityParams`), the authors' by default.
+    """
     city = City(params)
     heuristic = run_heuristic(city, HeuristicTeam())
     plan = optimal_plan(city.params)
@@ -178,8 +194,17 @@ def references(params: CityParams | None = None) -> pd.DataFrame:
 def check_parameters(
     *, model: Any, llm_mode: str, configs: Any, trials: Any, dynamics: Any, verification: Any, observation: Any
 ) -> None:
-    """Notebook 06's parameters, before any work: configured models (or "" for the references only), a known mode,
-    known configurations (§4.1), a whole number of trials, and known rule set, verification and observation."""
+    """Notebook 06's parameters, before any work; a wrong one fails here, in one line naming it.
+
+    Args:
+        model: comma-separated configured model names, or "" for the references only.
+        llm_mode: replay, record or live.
+        configs: the configurations of §4.1 (Base, ToM, IB, ToM+IB).
+        trials: simulations per model and configuration, a whole number of at least 1.
+        dynamics: the city's rule set (§3.1; :class:`CityParams`).
+        verification: how internal beliefs are checked (§3.3).
+        observation: what an agent sees of the city.
+    """
     check_whole("trials", trials, 1)
     if not isinstance(model, str):
         raise TypeError(f'parameter model must be comma-separated names from configs/models.yaml or ""; got {model!r}')
@@ -244,40 +269,34 @@ async def fig5(
     progress: bool = True,
     chats: dict[str, ChatModel] | None = None,
 ) -> Fig5:
-    """Run every (model, configuration) for ``trials`` simulations; add the heuristic and optimum rows, computed
-    under the same rules (``params``) as the LLM rows. The per-trial outcomes go to
-    ``results/units/tom_ib.fig5.csv`` (:func:`trial_units`), replacing earlier rows of the models run."""
+    """Fig. 5 (§4.1-4.2): bootstrapped medians of the final health, with 95% intervals, of ``trials`` simulations per
+    (model, configuration), beside the heuristic and optimum rows under the same rules (``params``). The per-trial
+    outcomes go to ``results/units/tom_ib.fig5.csv`` (:func:`trial_units`), replacing earlier rows of the models run.
+
+    Args:
+        models: configured model names (§4.1 tested five); empty: the heuristic and optimum rows only.
+        configs: the configurations of §4.1 to run (Base, ToM, IB, ToM+IB), all by default.
+        trials: simulations per model and configuration (§4.1: "multiple trials"; 2 keeps a first run short).
+        llm_mode: replay the committed transcripts, record, or call the model live.
+        temperature: the agents' sampling temperature (the paper prints none; 0.7 is ours).
+        params: the city's rules (§3.1; :class:`CityParams`), the authors' by default.
+        verification: how the internal beliefs are checked (§3.3): the authors' self-consistency, or ours.
+        observation: what an agent sees of the city: ``partial`` (its district and messages) or ``full``.
+        results: the results folder (default ``results/``).
+        progress: show a progress bar.
+        chats: ready models by name, used instead of building ``models`` from the configuration (tests).
+    """
     from tqdm.auto import tqdm
 
-    unknown = [c for c in configs if c not in CONFIGS]
-    if unknown:
-        raise ValueError(f"unknown configuration(s) {unknown}; use {list(CONFIGS)}")
+    _check_configs(configs)
     city = City(params)
     ref = references(city.params)
-    rows: list[dict[str, Any]] = []
-    for r in ref.itertuples():
-        rows.append(
-            {
-                "model": "none",
-                "configuration": r.configuration,
-                "metric": "final_health",
-                "value": r.final_health,
-                "source": "formal",
-            }
-        )
+    rows = _reference_rows(ref)
     trial_rows: list[Trial] = []
     run_id = None
     if models:
         announce([m for m in models if m not in (chats or {})], configs, trials, llm_mode, city.params)
-        meta = {
-            "models": list(models),
-            "trials": trials,
-            "dynamics": city.params.dynamics,
-            "verification": verification,
-            "observation": observation,
-        }
-        ours = {"dynamics": "authors", "verification": "authors", "observation": "partial"}  # data/readings/tom_ib.csv
-        meta["reading"] = ", ".join(f"{k}={meta[k]}" for k, v in ours.items() if meta[k] != v) or "default"
+        meta = _run_meta(models, trials, city.params, verification, observation)
         log = RunLog(f"{PAPER_ID}.fig5", results=results, meta=meta)
         run_id = log.run_id
         bar = tqdm(total=len(models) * len(configs) * trials, desc="tom_ib.fig5", disable=not progress)
@@ -305,13 +324,64 @@ async def fig5(
         finally:
             bar.close()
             log.close()
+    per_trial = _per_trial(trial_rows, city.params, verification, observation, temperature)
+    if not per_trial.empty:
+        write_units_with_truth(trial_units(per_trial), results)
+    medians, counter_rows = _medians_and_counters(per_trial)
+    table, counters = _contract(rows + medians, "fig5"), _contract(counter_rows, "counters")
+    return Fig5(table=table, counters=counters, trials=per_trial, references=ref, run_id=run_id)
+
+
+def _check_configs(configs: Sequence[str]) -> None:
+    """Only §4.1's configurations (:data:`CONFIGS`)."""
+    unknown = [c for c in configs if c not in CONFIGS]
+    if unknown:
+        raise ValueError(f"unknown configuration(s) {unknown}; use {list(CONFIGS)}")
+
+
+def _reference_rows(ref: pd.DataFrame) -> list[dict[str, Any]]:
+    """The heuristic team's and the exact optimum's final health (:func:`references`) as Fig. 5's rows."""
+    return [
+        {
+            "model": "none",
+            "configuration": r.configuration,
+            "metric": "final_health",
+            "value": r.final_health,
+            "source": "formal",
+        }
+        for r in ref.itertuples()
+    ]
+
+
+def _run_meta(
+    models: Sequence[str], trials: int, params: CityParams, verification: str, observation: str
+) -> dict[str, Any]:
+    """The run log's description of a Fig. 5 run, with ``reading``: the rules that differ from ours
+    (``data/readings/tom_ib.csv``), else ``default``."""
+    meta: dict[str, Any] = {
+        "models": list(models),
+        "trials": trials,
+        "dynamics": params.dynamics,
+        "verification": verification,
+        "observation": observation,
+    }
+    ours = {"dynamics": "authors", "verification": "authors", "observation": "partial"}  # data/readings/tom_ib.csv
+    meta["reading"] = ", ".join(f"{k}={meta[k]}" for k, v in ours.items() if meta[k] != v) or "default"
+    return meta
+
+
+def _per_trial(
+    trials: Sequence[Trial], params: CityParams, verification: str, observation: str, temperature: float
+) -> pd.DataFrame:
+    """One row per trial: model, configuration, the run's readings (:data:`READINGS`), trial, final health and the
+    counters."""
     readings = {
-        "dynamics": city.params.dynamics,
+        "dynamics": params.dynamics,
         "verification": verification,
         "observation": observation,
         "temperature": temperature,
     }
-    per_trial = pd.DataFrame(
+    return pd.DataFrame(
         [
             {
                 "model": t.model,
@@ -321,37 +391,48 @@ async def fig5(
                 "final_health": t.final_health,
                 **asdict(t.counters),
             }
-            for t in trial_rows
+            for t in trials
         ]
     )
-    if not per_trial.empty:
-        write_units_with_truth(trial_units(per_trial), results)
+
+
+def _medians_and_counters(per_trial: pd.DataFrame) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Per model and configuration, Fig. 5's bars (§4.2: the bootstrapped median final health, its 95% interval and
+    the number of trials), and each counter's mean per trial (invalid actions, translations, inconsistencies, ...)."""
+    rows: list[dict[str, Any]] = []
     counter_rows: list[dict[str, Any]] = []
-    if not per_trial.empty:
-        for (model, config), part in per_trial.groupby(["model", "configuration"], sort=False):
-            median, lo, hi = bootstrap_median(part["final_health"].tolist())
-            base = {"model": model, "configuration": config, "source": source_of(model)}
-            rows += [
-                {**base, "metric": m, "value": v}
-                for m, v in (("median_final_health", median), ("ci_low", lo), ("ci_high", hi), ("trials", len(part)))
-            ]
-            for counter in COUNTERS:
-                counter_rows.append({**base, "metric": f"{counter}_per_trial", "value": float(part[counter].mean())})
-    table = pd.DataFrame(rows)
-    table.insert(0, "table_id", "fig5")
-    table.insert(0, "paper_id", PAPER_ID)
-    table["paper_value"] = float("nan")
-    counters = pd.DataFrame(counter_rows)
-    if not counters.empty:
-        counters.insert(0, "table_id", "counters")
-        counters.insert(0, "paper_id", PAPER_ID)
-        counters["paper_value"] = float("nan")
-    return Fig5(table=table, counters=counters, trials=per_trial, references=ref, run_id=run_id)
+    if per_trial.empty:
+        return rows, counter_rows
+    for (model, config), part in per_trial.groupby(["model", "configuration"], sort=False):
+        median, lo, hi = bootstrap_median(part["final_health"].tolist())
+        base = {"model": model, "configuration": config, "source": source_of(model)}
+        rows += [
+            {**base, "metric": m, "value": v}
+            for m, v in (("median_final_health", median), ("ci_low", lo), ("ci_high", hi), ("trials", len(part)))
+        ]
+        for counter in COUNTERS:
+            counter_rows.append({**base, "metric": f"{counter}_per_trial", "value": float(part[counter].mean())})
+    return rows, counter_rows
+
+
+def _contract(rows: list[dict[str, Any]], table_id: str) -> pd.DataFrame:
+    """``rows`` in the results-contract form: ``paper_id``, ``table_id`` first, ``paper_value`` NaN (the paper prints
+    no numbers); no rows, an empty frame."""
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame.insert(0, "table_id", table_id)
+        frame.insert(0, "paper_id", PAPER_ID)
+        frame["paper_value"] = float("nan")
+    return frame
 
 
 def plot_fig5(table: pd.DataFrame) -> Any:
-    """Bars of the median final health per model and configuration with 95% CI whiskers; the heuristic team
-    and the exact optimum as horizontal lines."""
+    """Fig. 5 (§4.2): bars of the median final health per model and configuration with 95% CI whiskers; the
+    heuristic team and the exact optimum as horizontal lines.
+
+    Args:
+        table: :attr:`Fig5.table` of a :func:`fig5` run.
+    """
     import matplotlib.pyplot as plt
 
     llm = table[table["source"].str.startswith("llm:")].pivot_table(
@@ -395,7 +476,11 @@ WORKED_FACTS = (
 def worked_example(facts: Sequence[str] = WORKED_FACTS) -> list[dict[str, Any]]:
     """A verification walked through on beliefs written by us (not by a model; pass your own ``facts`` to try
     others): the food agent in d2 at the start of round 2. Each step verifies, shows the minimal core and its
-    explanation, then drops the core's statements as a revising agent would, until the beliefs are consistent."""
+    explanation, then drops the core's statements as a revising agent would, until the beliefs are consistent.
+
+    Args:
+        facts: ASP facts of the food agent's beliefs (§3.3's translation), :data:`WORKED_FACTS` by default.
+    """
     from tomlib.asp import parse_facts, verify
     from tomlib.envs.city import Action
 
@@ -426,7 +511,11 @@ WORKED_PROGRAM = (
 def worked_example_authors(statements: Sequence[str] = WORKED_PROGRAM) -> Verdict:
     """The authors' check on a program written by us (pass your own ``statements``): "I am in d2, I carry nothing,
     I plan to supply here, and whoever carries nothing cannot supply". The plan and the constraint clash; that the
-    food agent in fact carries 100 is never looked at."""
+    food agent in fact carries 100 is never looked at.
+
+    Args:
+        statements: an ASP program (facts and constraints; §3.3), :data:`WORKED_PROGRAM` by default.
+    """
     from tomlib.asp import parse_program, self_consistent
 
     return self_consistent(parse_program(list(statements)))

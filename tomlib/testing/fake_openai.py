@@ -90,6 +90,156 @@ class _Server(ThreadingHTTPServer):
             self._slots.release()
 
 
+class _Handler(BaseHTTPRequestHandler):
+    """The HTTP side of a :class:`FakeOpenAIServer`: :meth:`FakeOpenAIServer.start` subclasses it with ``fake``, the
+    server whose script, counts and limits it serves, and ``timeout``, the server's ``idle_timeout_s`` (the socket's:
+    each read from, and write to, the client waits this long)."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are separate writes; Nagle would add ~40 ms
+    fake: FakeOpenAIServer
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _send(
+        self, status: int, body: bytes, headers: dict[str, str] | None = None, trickle_s: float | None = None
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if trickle_s:
+            for i in range(len(body)):
+                self.wfile.write(body[i : i + 1])
+                self.wfile.flush()
+                time.sleep(trickle_s)
+        else:
+            self.wfile.write(body)
+
+    def _addressed_here(self) -> bool:
+        """The Host header names this server; anything else (or none) gets a 421 and the connection closes."""
+        host = (self.headers.get("Host") or "").strip().lower()
+        if host in (f"127.0.0.1:{self.fake.port}", f"localhost:{self.fake.port}"):
+            return True
+        body = json.dumps(
+            {"error": {"message": f"Host {host!r} is not this server (127.0.0.1:{self.fake.port})", "type": "fake"}}
+        ).encode()
+        self.close_connection = True  # a POST body left unread must not be parsed as the next request
+        self._send(421, body, {"Connection": "close"})
+        return False
+
+    def do_GET(self) -> None:
+        if not self._addressed_here():
+            return
+        if self.path.rstrip("/").endswith("/models"):
+            self._send(200, json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode())
+        else:
+            self._send(404, b'{"error": {"message": "not found"}}')
+
+    def _refuse(self, status: int, message: str) -> None:
+        """An error reply that closes the connection (the body, if any, is left unread)."""
+        self.close_connection = True
+        body = json.dumps({"error": {"message": message, "type": "fake", "code": None}}).encode()
+        self._send(status, body, {"Connection": "close"})
+
+    def _body(self) -> bytes | None:
+        """The request body, read only when one valid ``Content-Length`` within the bound announces it; else
+        None, with the error sent."""
+        lengths = self.headers.get_all("Content-Length") or []
+        if not lengths or "Transfer-Encoding" in self.headers:
+            self._refuse(411, "a request body needs a Content-Length (no chunked encoding)")
+            return None
+        if len(lengths) > 1 or not _LENGTH.fullmatch(lengths[0].strip()):
+            said = ", ".join(lengths)[:40]
+            self._refuse(400, f"Content-Length must be one non-negative integer, not {said!r}")
+            return None
+        length = int(lengths[0])
+        if length > self.fake.max_request_bytes:
+            self._refuse(413, f"request body of {length} bytes; at most {self.fake.max_request_bytes} are read")
+            return None
+        body = self.rfile.read(length)
+        if len(body) < length:  # the client went away mid-body (a killed run): no request to answer or keep
+            self.close_connection = True
+            return None
+        return body
+
+    def do_POST(self) -> None:
+        if not self._addressed_here():
+            return
+        raw = self._body()
+        if raw is None:
+            return
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send(404, b'{"error": {"message": "not found"}}')
+            return
+        try:
+            request = json.loads(raw or b"{}")
+        except ValueError as exc:
+            self._refuse(400, f"the body is not JSON: {exc}")
+            return
+        if not isinstance(request, dict):
+            self._refuse(400, "the body must be a JSON object")
+            return
+        with self.fake._lock:
+            self.fake.count += 1
+            if self.fake.keep_requests:
+                self.fake.requests.append({**request, "_t": time.monotonic()})
+                self.fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+            self.fake.in_flight += 1
+            self.fake.max_in_flight = max(self.fake.max_in_flight, self.fake.in_flight)
+        try:
+            reply = self.fake._next_reply({**request, "_headers": {k.lower(): v for k, v in self.headers.items()}})
+            delay = self.fake.latency_s if reply.delay_s is None else reply.delay_s
+            if delay > 0:  # sleep(0) still hands the GIL over: 5 ms a call while the client's threads work
+                time.sleep(delay)
+            self._answer(request, reply)
+        finally:
+            with self.fake._lock:
+                self.fake.in_flight -= 1
+
+    def _answer(self, request: dict[str, Any], reply: Reply) -> None:
+        if reply.status != 200:
+            body = (
+                reply.body
+                or json.dumps(
+                    {"error": {"message": f"fake error {reply.status}", "type": "fake", "code": None}}
+                ).encode()
+            )
+            self._send(reply.status, body, reply.headers)
+            return
+        if reply.body is not None:
+            self._send(200, reply.body, reply.headers, reply.trickle_s)
+            return
+        content = reply.content if reply.content is not None else _default_content(request)
+        prompt_tokens = sum(len(m.get("content", "").split()) for m in request.get("messages", []))
+        body = json.dumps(
+            {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": request.get("model", "fake"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": len(content.split()),
+                    "total_tokens": prompt_tokens + len(content.split()),
+                },
+            }
+        ).encode()
+        if reply.truncate:
+            body = body[: len(body) // 2]
+        self._send(200, body, reply.headers, reply.trickle_s)
+
+
 class FakeOpenAIServer:
     """``with FakeOpenAIServer(latency_s=0.1) as srv: ...`` then point a model at ``srv.base_url``."""
 
@@ -167,156 +317,9 @@ class FakeOpenAIServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> FakeOpenAIServer:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # headers and body are separate writes; Nagle would add ~40 ms
-            timeout = fake.idle_timeout_s  # the socket's: each read from (and write to) the client waits this long
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(
-                self, status: int, body: bytes, headers: dict[str, str] | None = None, trickle_s: float | None = None
-            ) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                if trickle_s:
-                    for i in range(len(body)):
-                        self.wfile.write(body[i : i + 1])
-                        self.wfile.flush()
-                        time.sleep(trickle_s)
-                else:
-                    self.wfile.write(body)
-
-            def _addressed_here(self) -> bool:
-                """The Host header names this server; anything else (or none) gets a 421 and the connection closes."""
-                host = (self.headers.get("Host") or "").strip().lower()
-                if host in (f"127.0.0.1:{fake.port}", f"localhost:{fake.port}"):
-                    return True
-                body = json.dumps(
-                    {"error": {"message": f"Host {host!r} is not this server (127.0.0.1:{fake.port})", "type": "fake"}}
-                ).encode()
-                self.close_connection = True  # a POST body left unread must not be parsed as the next request
-                self._send(421, body, {"Connection": "close"})
-                return False
-
-            def do_GET(self) -> None:
-                if not self._addressed_here():
-                    return
-                if self.path.rstrip("/").endswith("/models"):
-                    self._send(
-                        200, json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode()
-                    )
-                else:
-                    self._send(404, b'{"error": {"message": "not found"}}')
-
-            def _refuse(self, status: int, message: str) -> None:
-                """An error reply that closes the connection (the body, if any, is left unread)."""
-                self.close_connection = True
-                body = json.dumps({"error": {"message": message, "type": "fake", "code": None}}).encode()
-                self._send(status, body, {"Connection": "close"})
-
-            def _body(self) -> bytes | None:
-                """The request body, read only when one valid ``Content-Length`` within the bound announces it; else
-                None, with the error sent."""
-                lengths = self.headers.get_all("Content-Length") or []
-                if not lengths or "Transfer-Encoding" in self.headers:
-                    self._refuse(411, "a request body needs a Content-Length (no chunked encoding)")
-                    return None
-                if len(lengths) > 1 or not _LENGTH.fullmatch(lengths[0].strip()):
-                    said = ", ".join(lengths)[:40]
-                    self._refuse(400, f"Content-Length must be one non-negative integer, not {said!r}")
-                    return None
-                length = int(lengths[0])
-                if length > fake.max_request_bytes:
-                    self._refuse(413, f"request body of {length} bytes; at most {fake.max_request_bytes} are read")
-                    return None
-                body = self.rfile.read(length)
-                if len(body) < length:  # the client went away mid-body (a killed run): no request to answer or keep
-                    self.close_connection = True
-                    return None
-                return body
-
-            def do_POST(self) -> None:
-                if not self._addressed_here():
-                    return
-                raw = self._body()
-                if raw is None:
-                    return
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._send(404, b'{"error": {"message": "not found"}}')
-                    return
-                try:
-                    request = json.loads(raw or b"{}")
-                except ValueError as exc:
-                    self._refuse(400, f"the body is not JSON: {exc}")
-                    return
-                if not isinstance(request, dict):
-                    self._refuse(400, "the body must be a JSON object")
-                    return
-                with fake._lock:
-                    fake.count += 1
-                    if fake.keep_requests:
-                        fake.requests.append({**request, "_t": time.monotonic()})
-                        fake.headers.append({k.lower(): v for k, v in self.headers.items()})
-                    fake.in_flight += 1
-                    fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
-                try:
-                    reply = fake._next_reply({**request, "_headers": {k.lower(): v for k, v in self.headers.items()}})
-                    delay = fake.latency_s if reply.delay_s is None else reply.delay_s
-                    if delay > 0:  # sleep(0) still hands the GIL over: 5 ms a call while the client's threads work
-                        time.sleep(delay)
-                    self._answer(request, reply)
-                finally:
-                    with fake._lock:
-                        fake.in_flight -= 1
-
-            def _answer(self, request: dict[str, Any], reply: Reply) -> None:
-                if reply.status != 200:
-                    body = (
-                        reply.body
-                        or json.dumps(
-                            {"error": {"message": f"fake error {reply.status}", "type": "fake", "code": None}}
-                        ).encode()
-                    )
-                    self._send(reply.status, body, reply.headers)
-                    return
-                if reply.body is not None:
-                    self._send(200, reply.body, reply.headers, reply.trickle_s)
-                    return
-                content = reply.content if reply.content is not None else _default_content(request)
-                prompt_tokens = sum(len(m.get("content", "").split()) for m in request.get("messages", []))
-                body = json.dumps(
-                    {
-                        "id": "chatcmpl-fake",
-                        "object": "chat.completion",
-                        "created": int(time.time()),
-                        "model": request.get("model", "fake"),
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": content},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                        "usage": {
-                            "prompt_tokens": prompt_tokens,
-                            "completion_tokens": len(content.split()),
-                            "total_tokens": prompt_tokens + len(content.split()),
-                        },
-                    }
-                ).encode()
-                if reply.truncate:
-                    body = body[: len(body) // 2]
-                self._send(200, body, reply.headers, reply.trickle_s)
-
-        self._httpd = _Server(("127.0.0.1", 0), Handler, self.max_connections)
+        """Listen on a free loopback port and serve from a daemon thread."""
+        handler = type("Handler", (_Handler,), {"fake": self, "timeout": self.idle_timeout_s})
+        self._httpd = _Server(("127.0.0.1", 0), handler, self.max_connections)
         self._port = self._httpd.server_address[1]
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai", daemon=True)
         self._thread.start()

@@ -13,7 +13,11 @@ from tomlib.experiments.adaptive_tom._setup import (
 
 
 def plot_tie_sensitivity(frame: pd.DataFrame) -> Any:
-    """Each cell against ε (log-spaced axis from 0), the paper's value as a marker of the same colour at the right."""
+    """Each cell against ε (log-spaced axis from 0), the paper's value as a marker of the same colour at the right.
+
+    Args:
+        frame: :func:`tie_sensitivity`'s cells.
+    """
     import matplotlib.pyplot as plt
 
     tables = list(dict.fromkeys(frame["table"]))
@@ -39,7 +43,11 @@ def plot_tie_sensitivity(frame: pd.DataFrame) -> Any:
 
 def plot_prefer_sensitivity(frame: pd.DataFrame) -> Any:
     """Each task's cells (Tables 1-3) under each preference among equally good moves (bars), the paper's value marked
-    (◆); one panel per task."""
+    (◆); one panel per task.
+
+    Args:
+        frame: :func:`prefer_sensitivity`'s cells.
+    """
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -89,7 +97,11 @@ LAYOUT_CELLS: dict[str, tuple[str, str]] = {
 
 
 def plot_layouts(tasks: Sequence[str] = ("game1", "game2", "overcooked")) -> Any:
-    """The start state of each task's map as a picture: our layouts (the paper's Fig. 2 is not in its text)."""
+    """The start state of each task's map as a picture: our layouts (the paper's Fig. 2 is not in its text).
+
+    Args:
+        tasks: the tasks drawn (§4.1's grid worlds and Overcooked by default).
+    """
     import matplotlib.pyplot as plt
     from matplotlib.colors import to_rgb
 
@@ -118,7 +130,13 @@ def plot_layouts(tasks: Sequence[str] = ("game1", "game2", "overcooked")) -> Any
 
 
 def plot_pairs(table: pd.DataFrame, source: str, *, title: str = "") -> Any:
-    """One heatmap per task: player 1 × player 2, coloured by our mean, annotated "ours (paper)"."""
+    """One heatmap per task: player 1 × player 2, coloured by our mean, annotated "ours (paper)".
+
+    Args:
+        table: a fixed-order table (:func:`table1`, :func:`table4`; §5.1, §6.2).
+        source: the rows drawn (``formal`` or ``llm:<model>``).
+        title: the figure's title (default none).
+    """
     import matplotlib.pyplot as plt
     import seaborn as sns
 
@@ -144,7 +162,11 @@ def plot_pairs(table: pd.DataFrame, source: str, *, title: str = "") -> Any:
 
 
 def plot_fig3(table: pd.DataFrame) -> Any:
-    """Normalized expert weights P^(k) over steps, one panel per task and partner (the paper's Fig. 3)."""
+    """Normalized expert weights P^(k) over steps, one panel per task and partner (the paper's Fig. 3).
+
+    Args:
+        table: :func:`fig3`'s table (§5.3).
+    """
     import seaborn as sns
     from matplotlib.ticker import MaxNLocator
 
@@ -177,7 +199,11 @@ def plot_fig3(table: pd.DataFrame) -> Any:
 
 
 def plot_fig3_episode(frame: pd.DataFrame) -> Any:
-    """One panel per partner: P^(0), P^(1), P^(2) over one episode's steps, a star at the first update."""
+    """One panel per partner: P^(0), P^(1), P^(2) over one episode's steps, a star at the first update.
+
+    Args:
+        frame: :func:`fig3_episode`'s weights of one episode.
+    """
     import matplotlib.pyplot as plt
 
     partners = list(dict.fromkeys(frame["player2"]))
@@ -202,7 +228,12 @@ def plot_fig3_episode(frame: pd.DataFrame) -> Any:
 
 
 def plot_atom(table: pd.DataFrame, source: str) -> Any:
-    """Table 2 as bars: ours next to the paper for every A-ToM pairing, one panel per algorithm and task."""
+    """Table 2 as bars: ours next to the paper for every A-ToM pairing, one panel per algorithm and task.
+
+    Args:
+        table: :func:`table2`'s table (§5.2).
+        source: the rows drawn (``formal`` or ``llm:<model>``).
+    """
     import seaborn as sns
 
     df = table[(table["source"] == source) & ~table["metric"].str.endswith("_sd")].dropna(subset=["value"])

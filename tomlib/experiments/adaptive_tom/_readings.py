@@ -44,7 +44,14 @@ async def tie_sensitivity(
     """How the formal agents' tie model sets cells the paper prints: for each ε of the shared model (each agent takes
     the shared default at a tie and draws independently with probability ε), Table 1's four tie-decided Memory-N
     cells and Table 4's aligned-minus-misaligned gap per task, beside the paper's. A measured statement of what the
-    paper's LLM must do at ties, not a prediction: ε is not given anywhere."""
+    paper's LLM must do at ties, not a prediction: ε is not given anywhere.
+
+    Args:
+        epsilons: the ε of the shared tie model to try (:data:`TIE_EPSILONS`).
+        episodes: episodes per condition (§4.2: 30).
+        seed: the seed of the episodes (§4.2: 42).
+        results: the results folder the runs write to (default ``results/``).
+    """
     rows = []
     for eps in epsilons:
         kw = {"episodes": episodes, "seed": seed, "results": results, "progress": False, "tie_break": "shared"}
@@ -115,7 +122,18 @@ async def prefer_sensitivity(
     under each preference other than its game's default; the default's cells come from ``default`` (the table as
     the notebook ran it, under the same ``options``; run here when not given). Each run writes its units beside the
     default's, so the claims are judged under each preference. ``table``: ``table1``, ``table2``, ``table3`` (with
-    §6.1's weights against Greedy) or ``fig3`` (A-ToM's last-step weight on its partner's order, averaged)."""
+    §6.1's weights against Greedy) or ``fig3`` (A-ToM's last-step weight on its partner's order, averaged).
+
+    Args:
+        table: ``table1``, ``table2``, ``table3`` or ``fig3``.
+        default: the table as the notebook ran it (run here when None).
+        prefers: the preferences to try (:data:`tomlib.envs.PREFERENCES`).
+        tasks: the grid and kitchen tasks run (:data:`PREFER_TASKS`).
+        episodes: episodes per condition (§4.2: 30).
+        seed: the seed of the episodes (§4.2: 42).
+        results: the results folder the runs write to (default ``results/``).
+        **options: :class:`Setup`'s other options, as the notebook's run.
+    """
     if table not in PREFER_TABLES:
         raise ValueError(f"table must be one of {', '.join(PREFER_TABLES)}; got {table!r}")
     tasks = ["overcooked"] if table == "table3" else [t for t in tasks if t in PREFER_TASKS]
@@ -146,7 +164,17 @@ async def under_readings(
 ) -> pd.DataFrame:
     """One formal table under other readings (``variants``: a label such as ``carry_losses=True`` -> the Setup options
     that make it), every cell beside the default run's and the paper's. Formal agents need no model calls, so the
-    claims resting on the table are judged under each (the runs write their units beside the default's)."""
+    claims resting on the table are judged under each (the runs write their units beside the default's).
+
+    Args:
+        table: the formal table run again (``table1`` ... ``table4``, ``fig3``).
+        variants: a label per reading -> the :class:`Setup` options that make it (:func:`reading_variants`).
+        default: the table as the notebook ran it.
+        tasks: the tasks run (all five of §4.1 by default).
+        episodes: episodes per condition (§4.2: 30).
+        seed: the seed of the episodes (§4.2: 42).
+        results: the results folder the runs write to (default ``results/``).
+    """
     tasks = ["overcooked"] if table == "table3" else list(tasks)
     kw: dict[str, Any] = {"episodes": episodes, "seed": seed, "results": results, "progress": False}
     kw["detail_episodes"] = READING_DETAIL_EPISODES
@@ -166,7 +194,14 @@ def reading_variants(
 ) -> dict[str, dict[str, Any]]:
     """The other readings a formal A-ToM table is judged under, against a notebook's own: A-ToM's losses the other
     way (``carry_losses``), the other tie model (shared at ε = 0 against independent ties, else independent) and the
-    experts' other ways to predict (``expert_prediction``); each changes one reading and keeps the rest."""
+    experts' other ways to predict (``expert_prediction``); each changes one reading and keeps the rest.
+
+    Args:
+        tie_break: the notebook's tie model (``independent`` or ``shared``).
+        tie_epsilon: the notebook's ε of the shared tie model.
+        carry_losses: whether the notebook's A-ToM carries its losses across episodes.
+        expert_prediction: how the notebook's experts predict among equally good actions.
+    """
     own = {
         "tie_break": tie_break,
         "tie_epsilon": tie_epsilon,
@@ -202,7 +237,12 @@ def under_these(units: pd.DataFrame, readings: dict[str, Any]) -> pd.Series:
 
 def final_weights(run: Reproduction, results: str | None = None) -> pd.DataFrame:
     """A-ToM (Hedge)'s normalized weights at the last step of each episode (Fig. 3's units), per task, partner and
-    expert: the mean over the episodes, their SD and how many there are."""
+    expert: the mean over the episodes, their SD and how many there are.
+
+    Args:
+        run: a :func:`fig3` run (§5.3).
+        results: the results folder (default ``results/``).
+    """
     from tomlib.claims import read_units
 
     units = read_units(results).get(f"{PAPER_ID}.fig3_weights", pd.DataFrame())

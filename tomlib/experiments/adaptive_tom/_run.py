@@ -194,7 +194,8 @@ async def _run_table(
     run_id: str | None,
     detail_episodes: int = FORMAL_DETAIL_EPISODES,
 ) -> Reproduction:
-    """Run ``cells`` = (condition columns, (player 1, player 2), task) and build the contract rows."""
+    """Run ``cells`` = (condition columns, (player 1, player 2), task), each ``episodes`` times from ``seed``
+    (§4.2), and build the contract rows: a cell's mean and sample SD (the paper's "variance"), one row per episode."""
     from tqdm.auto import tqdm
 
     experiment = f"{PAPER_ID}.{table_id}"
@@ -213,19 +214,13 @@ async def _run_table(
         detail_episodes=detail_episodes if setup.model == "formal" and setup.chat is None else None,
     )
     setup.connect(log)
-    rows: list[dict[str, Any]] = []
-    per_episode: list[dict[str, Any]] = []
-    weights: list[dict[str, Any]] = []
     games = {task: setup.game(task, tasks) for task in dict.fromkeys(task for _, _, task in cells)}
     bar = tqdm(total=len(cells) * episodes, desc=f"{experiment} ({setup.source})", disable=not progress)
     try:
-        # LLM cells run together under one limit of episodes in flight (the model's concurrency): a condition's 30
-        # episodes alone would leave most of a 64-slot endpoint idle; formal cells run one after another
-        shared = asyncio.Semaphore(in_flight(None, setup.chat.concurrency)) if setup.chat is not None else None
+        shared = _shared_limit(setup)
 
         async def cell(base: dict[str, Any], players: tuple[str, str], task: str) -> tuple[list[Any], ...]:
             game = games[task]
-            metric = game.info.metric
             base = {"paper_id": PAPER_ID, "table_id": table_id, **base, "task": task}
             condition = f"{task}:{players[0]} vs {players[1]}"
             try:
@@ -242,39 +237,16 @@ async def _run_table(
                 )
             except NotReproduced as exc:
                 bar.update(episodes)
-                return _missing_rows(base, metric, setup.source, str(exc)), [], []
-            scores = [r.score for r in played]
-            prefer = setup.readings(game)["prefer"]  # per game: its own default where none is set
-            return (
-                _cell_rows(base, metric, scores, setup.source),
-                [
-                    {
-                        **base,
-                        "episode": i,
-                        "score": r.score,
-                        "steps": r.steps,
-                        "metric": metric,
-                        "source": setup.source,
-                        "prefer": prefer,
-                    }
-                    for i, r in enumerate(played)
-                ],
-                weight_steps(condition, played),
-            )
+                return _missing_rows(base, game.info.metric, setup.source, str(exc)), [], []
+            return _played_cell(base, game, setup, condition, played)
 
         # formal cells are asked for together when worker processes play them (in the order of the cells)
         together = len(cells) if shared is not None or _offload.side_by_side(cells, setup) else 1
         done = await run_jobs(cells, cell, parallel=max(1, together), desc=experiment, unit="cell", progress=False)
-        for cell_rows, cell_episodes, cell_weights in done:  # in the order of the cells, however they finished
-            rows += cell_rows
-            per_episode += cell_episodes
-            weights += cell_weights
     finally:
         bar.close()
         log.close()
-    table = attach_paper_values(pd.DataFrame(rows))
-    write_episode_units(per_episode, results, setup.readings())
-    readings = {**setup.readings(), **({"prefer": setup.prefer} if setup.prefer else {})}
+    table, per_episode, readings, weights = _table_of(done, setup, results)
     return Reproduction(
         table=table,
         episodes=pd.DataFrame(per_episode),
@@ -282,3 +254,52 @@ async def _run_table(
         readings=readings,
         weights=weight_frame(weights),
     )
+
+
+def _shared_limit(setup: Setup) -> asyncio.Semaphore | None:
+    """One limit of LLM episodes in flight (the model's concurrency) for all of a table's cells: a condition's 30
+    episodes alone would leave most of a 64-slot endpoint idle. None for formal cells, which run one after another."""
+    return asyncio.Semaphore(in_flight(None, setup.chat.concurrency)) if setup.chat is not None else None
+
+
+def _played_cell(
+    base: dict[str, Any], game: Game, setup: Setup, condition: str, played: Sequence[EpisodeResult]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """A played cell's table rows (mean and SD of the task's metric), its rows per episode, and A-ToM's weights."""
+    metric = game.info.metric
+    scores = [r.score for r in played]
+    prefer = setup.readings(game)["prefer"]  # per game: its own default where none is set
+    return (
+        _cell_rows(base, metric, scores, setup.source),
+        [
+            {
+                **base,
+                "episode": i,
+                "score": r.score,
+                "steps": r.steps,
+                "metric": metric,
+                "source": setup.source,
+                "prefer": prefer,
+            }
+            for i, r in enumerate(played)
+        ],
+        weight_steps(condition, played),
+    )
+
+
+def _table_of(
+    done: Sequence[tuple[list[Any], ...]], setup: Setup, results: str | None
+) -> tuple[pd.DataFrame, list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
+    """The cells' outcomes, in the order of the cells however they finished, as the table with the paper's values
+    beside it, the rows per episode (written as units), the run's readings and A-ToM's weights."""
+    rows: list[dict[str, Any]] = []
+    per_episode: list[dict[str, Any]] = []
+    weights: list[dict[str, Any]] = []
+    for cell_rows, cell_episodes, cell_weights in done:
+        rows += cell_rows
+        per_episode += cell_episodes
+        weights += cell_weights
+    table = attach_paper_values(pd.DataFrame(rows))
+    write_episode_units(per_episode, results, setup.readings())
+    readings = {**setup.readings(), **({"prefer": setup.prefer} if setup.prefer else {})}
+    return table, per_episode, readings, weights

@@ -68,12 +68,17 @@ class Setup:
     """How agents are built: formal, or LLM agents on a model."""
 
     model: str = "formal"
+    """``formal`` (the exact ToM-k agents) or a configured model name (§3.4's LLM agents)."""
     llm_mode: str = "replay"
+    """Replay the committed transcripts, record, or call the model live (LLM agents only)."""
     temperature: float = 0.1
+    """The LLM agents' sampling temperature (§4.2: 0.1)."""
     chat: ChatModel | None = None
+    """A model to play with instead of building ``model``'s (tests)."""
     tie_break: str = "independent"
     """The formal agents' tie model (:func:`tomlib.tom.tie_stream`); the paper says nothing of ties."""
     tie_epsilon: float = 0.0
+    """ε of the shared tie model: the probability that an agent draws independently at a tie."""
     prefer: str = ""
     """What formal agents prefer among equally good joint moves in the grid worlds and the kitchen
     (:data:`tomlib.envs.PREFERENCES`); "" leaves each game's default (the grid: own progress; the kitchen: none)."""
@@ -255,7 +260,25 @@ def check_parameters(
 ) -> None:
     """Notebooks 01-05's parameters, before any work: whole repetition counts, a configured model (or "" for
     none), a known mode, known task and agent names, a tie model, a preference among equal moves and who plays PBT's
-    seat."""
+    seat.
+
+    Args:
+        model: a configured model name, or "" for the formal agents only.
+        llm_mode: replay, record or live.
+        episodes: the formal agents' episodes per condition (§4.2: 30).
+        llm_episodes: the LLM agents' episodes per condition.
+        seed: the seed of the episodes (§4.2: 42).
+        tasks: the formal agents' task names (§4.1).
+        llm_tasks: the LLM agents' task names.
+        llm_agents: the LLM agent types of Table 3 (§6.1).
+        tie_break: the formal agents' tie model (``independent`` or ``shared``).
+        tie_epsilon: ε of the shared tie model, in [0, 1].
+        fig3_episode: the episode Fig. 3 draws (§5.3).
+        llm_history: how many of the last joint actions LLM prompts show.
+        pbt: who plays PBT's seat (:data:`PBT_CHOICES`; §6.1).
+        prefer: the formal agents' preference among equally good moves ("": each game's default).
+        expert_prediction: how formal A-ToM's experts predict among equally good actions (§3.3).
+    """
     from tomlib.tom import TIE_BREAKS
 
     if pbt not in PBT_CHOICES:
@@ -292,7 +315,12 @@ def check_parameters(
 
 
 def load_task(task: str, tasks: dict[str, str] = TASKS) -> Game:
-    """The game behind a task name (``memory_1``, ``game2``, ``overcooked``, ...)."""
+    """The game behind a task name (``memory_1``, ``game2``, ``overcooked``, ...).
+
+    Args:
+        task: a task name of ``tasks``.
+        tasks: task name -> game (:data:`TASKS`, §4.1's five settings).
+    """
     if task not in tasks:
         raise ValueError(f"unknown task {task!r}; known: {', '.join(tasks)}")
     return _game(tasks[task], "")

@@ -51,7 +51,16 @@ async def stand_in_sensitivity(
 ) -> pd.DataFrame:
     """How the stand-in's playing rule moves Table 3's PBT cell: the cell (its mean time over every episode with
     each other formal agent type, in either seat, as :func:`table3` computes it) under each variant (by default
-    :func:`stand_in_variants` of the shipped population), beside the paper's PBT value."""
+    :func:`stand_in_variants` of the shipped population), beside the paper's PBT value.
+
+    Args:
+        agents: Table 3's agent types (§6.1).
+        episodes: episodes per pair (§4.2: 30).
+        seed: the seed of the episodes (§4.2: 42).
+        variants: a label per playing rule -> the :class:`Setup` options (default: :func:`stand_in_variants`).
+        results: the results folder the runs write to (default ``results/``).
+        progress: show a progress bar.
+    """
     from tqdm.auto import tqdm
 
     variants = variants or stand_in_variants(len(stand_in_population().members))
@@ -106,7 +115,11 @@ async def stand_in_sensitivity(
 
 def plot_stand_in(population: Population | None = None) -> Any:
     """The PPO stand-in's learning curves (mean time to the first soup of recent training episodes, per member)
-    against the fastest possible soup in the exact one-soup model."""
+    against the fastest possible soup in the exact one-soup model.
+
+    Args:
+        population: the stand-in's population (default: the shipped one).
+    """
     import matplotlib.pyplot as plt
     import seaborn as sns
 
@@ -128,7 +141,13 @@ def plot_stand_in(population: Population | None = None) -> Any:
 
 
 async def greedy_reference(*, episodes: int = 30, seed: int = 42, results: str | None = None) -> pd.DataFrame:
-    """Greedy with Greedy on our Overcooked layout: a non-LLM reference point (not a paper cell)."""
+    """Greedy with Greedy on our Overcooked layout: a non-LLM reference point (not a paper cell).
+
+    Args:
+        episodes: episodes played (§4.2: 30).
+        seed: the seed of the episodes (§4.2: 42).
+        results: the results folder the run writes to (default ``results/``).
+    """
     game = load_task("overcooked")
     log = RunLog(f"{PAPER_ID}.greedy_reference", results=results, detail_episodes=FORMAL_DETAIL_EPISODES)
     try:
