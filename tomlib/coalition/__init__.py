@@ -45,7 +45,7 @@ from tomlib.coalition._pairs import (
     pairs_of,
     partners,
 )
-from tomlib.coalition._rounds import INITIALS, Algorithm1, Algorithm1Run, RoundRecord, ftm, log_round, run_algorithm1
+from tomlib.coalition._rounds import INITIALS, Algorithm1, Algorithm1Run, RoundRecord, ftm, record_round, run_algorithm1
 from tomlib.coalition._select import (
     DEFAULT_SELECTION,
     SELECTIONS,
@@ -94,7 +94,6 @@ __all__ = [
     "find_blocking_pair",
     "ftm",
     "improvement_dynamics",
-    "log_round",
     "make_instance",
     "matching_package_pairs",
     "misalignment",
@@ -105,6 +104,7 @@ __all__ = [
     "partners",
     "potential",
     "random_instance",
+    "record_round",
     "run_algorithm1",
     "selected_team",
     "solve_coalitions",

@@ -19,19 +19,17 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from tomlib.coalition._instance import AlignmentInstance
 from tomlib.coalition._pairs import partners
 from tomlib.coalition._select import Mechanism, check_selection, choose
+from tomlib.recording import record
 
 INITIALS: tuple[str, ...] = ("match", "all")
 """The first coalition: matched in round 1 (``match``, ICLR Alg. 1 line 6) or all agents (``all``, NeurIPS §6.2)."""
-
-if TYPE_CHECKING:
-    from tomlib.trace import RunLog
 
 
 def ftm(inst: AlignmentInstance, i: int, among: Sequence[int] | None = None) -> float:
@@ -106,7 +104,6 @@ class Algorithm1:
         adaptation: bool | None = None,
         selection: str | None = None,
         initial: str = "match",
-        log: RunLog | None = None,
         condition: str = "",
         episode: int | None = None,
     ) -> None:
@@ -119,7 +116,7 @@ class Algorithm1:
         self.adapt = (mechanism == "iclr") if adaptation is None else adaptation
         self.selection = check_selection(selection, mechanism)
         self.rng = random.Random(f"tomlib-selection:{condition}:{episode}")
-        self.log, self.condition, self.episode = log, condition, episode
+        self.condition, self.episode = condition, episode
         self.run = Algorithm1Run()
         self.rematch_at: int | None = 1 if initial == "match" else None
         self.team: tuple[int, ...] = tuple(range(base.n))
@@ -171,8 +168,7 @@ class Algorithm1:
             self.stable if matched else None,
         )
         self.run.rounds.append(rec)
-        if self.log is not None:
-            log_round(self.log, inst, rec, self.condition, self.episode)
+        record_round(inst, rec, self.condition, self.episode)
         return rec
 
 
@@ -184,18 +180,16 @@ def run_algorithm1(
     adaptation: bool | None = None,
     selection: str | None = None,
     initial: str = "match",
-    log: RunLog | None = None,
     condition: str = "",
     episode: int | None = None,
 ) -> Algorithm1Run:
-    """Algorithm 1 on a sequence of score matrices (one per round); events go to ``log`` when given."""
+    """Algorithm 1 on a sequence of score matrices (one per round), its rounds recorded to the run log in force."""
     algo = Algorithm1(
         base,
         mechanism=mechanism,
         adaptation=adaptation,
         selection=selection,
         initial=initial,
-        log=log,
         condition=condition,
         episode=episode,
     )
@@ -204,38 +198,23 @@ def run_algorithm1(
     return algo.run
 
 
-def log_round(log: RunLog, inst: AlignmentInstance, rec: RoundRecord, condition: str, episode: int | None) -> None:
-    """One round's events: every believer's alignment, the team in force, and a re-match signal if any."""
+def record_round(inst: AlignmentInstance, rec: RoundRecord, condition: str, episode: int | None) -> None:
+    """A round's events, to the run log in force: every believer's alignment, the team in force, and a re-match
+    signal if any."""
     names = inst.names
+    at: dict[str, Any] = {"condition": condition, "episode": episode, "step": rec.round}
     for i in range(inst.n):
         if not inst.has_beliefs[i]:
             continue
-        log.event(
-            "alignment",
-            {
-                "scores": {names[j]: float(inst.scores[i, j]) for j in range(inst.n) if j != i},
-                "misalignment": {names[j]: round(float(inst.phi[i, j]), 4) for j in range(inst.n) if j != i},
-                "epsilon": inst.epsilon,
-                "ftm": rec.ftm[names[i]],
-            },
-            condition=condition,
-            episode=episode,
-            step=rec.round,
-            agent=names[i],
-        )
+        alignment = {
+            "scores": {names[j]: float(inst.scores[i, j]) for j in range(inst.n) if j != i},
+            "misalignment": {names[j]: round(float(inst.phi[i, j]), 4) for j in range(inst.n) if j != i},
+            "epsilon": inst.epsilon,
+            "ftm": rec.ftm[names[i]],
+        }
+        record("alignment", alignment, agent=names[i], **at)
     found = {"stable_outcomes": rec.stable_outcomes} if rec.matched else {}
-    log.event(
-        "coalition",
-        {"matched": rec.matched, "team": [names[i] for i in rec.team], "structure": rec.structure, **found},
-        condition=condition,
-        episode=episode,
-        step=rec.round,
-    )
+    team = [names[i] for i in rec.team]
+    record("coalition", {"matched": rec.matched, "team": team, "structure": rec.structure, **found}, **at)
     if rec.signal:
-        log.event(
-            "rematch",
-            {"misaligned": [{"by": a, "about": b, "phi": p} for a, b, p in rec.misaligned]},
-            condition=condition,
-            episode=episode,
-            step=rec.round,
-        )
+        record("rematch", {"misaligned": [{"by": a, "about": b, "phi": p} for a, b, p in rec.misaligned]}, **at)

@@ -40,7 +40,7 @@ from tomlib.debate._prompts import (
 )
 from tomlib.llm import ChatModel, SampleKey, StructuredOutputError
 from tomlib.programming import alignment_schema, teammate_evaluation_messages
-from tomlib.trace import RunLog
+from tomlib.recording import record
 
 EXPERIMENT = "coalition.debate"
 Setting = Literal["no_tom", "tom", "tom_matching"]
@@ -101,6 +101,17 @@ class DebateRound:
     verdict: str
     reason: str
 
+    def score_event(self, tested_side: str) -> dict[str, Any]:
+        """The judge's ``score`` event of this round: its verdict, and who spoke for each side and why."""
+        return {
+            "metric": "verdict",
+            "winner": self.verdict,
+            "reason": self.reason,
+            "value": float(self.verdict == tested_side),
+            "speakers": self.speakers,
+            "picked_by": self.picked_by,
+        }
+
 
 @dataclass
 class Debate:
@@ -158,128 +169,123 @@ async def _evaluate(
     return {n: float(getattr(reply.value, n).score) for n in arguments}
 
 
-async def run_debate(
-    chat: ChatModel, judge: ChatModel, cfg: DebateConfig, *, seed: int = 0, log: RunLog | None = None
-) -> Debate:
-    """Play one debate; speeches, ToM levels, alignment, the matched pair and every verdict go to ``log``."""
+async def run_debate(chat: ChatModel, judge: ChatModel, cfg: DebateConfig, *, seed: int = 0) -> Debate:
+    """One debate (NeurIPS §6.3): each round, two debaters of each side speak (for the tested side under ToM matching,
+    the pair Algorithm 1 matches from their mutual scores; otherwise two drawn at random), then the judge gives its
+    verdict. Speeches, ToM levels, alignment, the matched pair and every verdict are recorded to the run log in
+    force."""
     rng = random.Random(f"{cfg.label}:{seed}")
     debate = Debate(cfg, seed)
-    side_t = cfg.tested_side
-    tested = debater_names(side_t)
-    algo = None
-    if cfg.setting == "tom_matching":
-        orders = cfg.orders(side_t)
-        base = make_instance(
-            np.zeros((3, 3)),
-            names=tested,
-            no_beliefs=[n for n, k in zip(tested, orders, strict=True) if k == 0],
-            epsilon=cfg.epsilon,
-            min_size=2,
-        )
-        algo = Algorithm1(
-            base, mechanism=cfg.mechanism, selection=cfg.selection, log=log, condition=cfg.label, episode=seed
-        )
-    if log is not None:
-        log.event(
-            "env_state",
-            {"game": "debate", "topic": TOPIC, "setting": cfg.setting, "tested_side": cfg.tested_side},
-            condition=cfg.label,
-            episode=seed,
-            step=0,
-        )
+    algo = _matching(cfg, seed)
+    at: dict[str, Any] = {"condition": cfg.label, "episode": seed}
+    state = {"game": "debate", "topic": TOPIC, "setting": cfg.setting, "tested_side": cfg.tested_side}
+    record("env_state", state, step=0, **at)
     transcript: list[str] = []
     for r in range(1, cfg.rounds + 1):
         rnd = DebateRound(r, {}, {}, {}, {}, "", "")
         for side in SIDES:
-            names, orders = debater_names(side), cfg.orders(side)
             text = "\n".join(transcript)
-            if algo is not None and side == side_t:
-                prepared = await asyncio.gather(
-                    *(_prepare(chat, cfg, seed, r, n, side, k, text) for n, k in zip(names, orders, strict=True))
-                )
-                args = {n: p[1] for n, p in zip(names, prepared, strict=True)}
-                matrix = np.zeros((3, 3))
-                for i, (n, k, p) in enumerate(zip(names, orders, prepared, strict=True)):
-                    if k > 0 and p[0]:
-                        belief = p[0][f"ToM_level{k}"]["belief"]
-                        mates = {m: args[m] for m in names if m != n}
-                        got = await _evaluate(chat, cfg, seed, r, n, belief, mates)
-                        rnd.scores[n] = got
-                        for j, m in enumerate(names):
-                            if m != n:
-                                matrix[i, j] = got[m]
-                rec = algo.step(matrix)
-                what = "pair" if cfg.mechanism == "neurips" else "coalition"
-                team = _two_of(algo.base.with_scores(matrix), rec.team, rng) if len(rec.team) > 2 else rec.team
-                speakers = [names[i] for i in team]
-                picked = f"matched {what} {rec.structure}" + (" (re-formed)" if rec.matched else " (kept)")
-                if len(rec.team) > 2:
-                    picked += f"; its best-aligned pair speaks: {', '.join(speakers)}"
-                if len(speakers) != 2:  # nothing stable: fall back to a draw, and say so
-                    speakers, picked = sorted(rng.sample(names, 2)), f"random (no stable {what}: {rec.structure})"
-                levels_of = dict(zip(names, prepared, strict=True))
+            if algo is not None and side == cfg.tested_side:
+                speakers, picked, levels_of = await _matched(chat, cfg, seed, r, side, text, algo, rnd, rng)
             else:
-                speakers, picked = sorted(rng.sample(names, 2)), "random"
-                order_of = dict(zip(names, orders, strict=True))
-                got = await asyncio.gather(
-                    *(_prepare(chat, cfg, seed, r, n, side, order_of[n], text) for n in speakers)
-                )
-                levels_of = dict(zip(speakers, got, strict=True))
+                speakers, picked, levels_of = await _drawn(chat, cfg, seed, r, side, text, rng)
             rnd.speakers[side], rnd.picked_by[side] = speakers, picked
             for n, (levels, argument, problem) in levels_of.items():
                 rnd.arguments[n] = argument
-                if log is not None:
-                    log.event(
-                        "belief",
-                        {
-                            "tom": cfg.orders(side)[names.index(n)],
-                            "levels": levels,
-                            "argument": argument,
-                            "problem": problem,
-                        },
-                        condition=cfg.label,
-                        episode=seed,
-                        step=r,
-                        agent=n,
-                    )
-                    log.event(
-                        "action",
-                        {"action": argument, "spoke": n in speakers, "side": side},
-                        condition=cfg.label,
-                        episode=seed,
-                        step=r,
-                        agent=n,
-                    )
+                tom = cfg.orders(side)[debater_names(side).index(n)]
+                speech = {"tom": tom, "levels": levels, "argument": argument, "problem": problem}
+                record("belief", speech, step=r, agent=n, **at)
+                record("action", {"action": argument, "spoke": n in speakers, "side": side}, step=r, agent=n, **at)
             transcript += [f"[round {r}, {side}] {n}: {rnd.arguments[n]}" for n in speakers]
-        try:
-            v = await judge.complete_json(
-                judge_messages("\n".join(transcript), r),
-                Verdict,
-                sample_key=_key(cfg, seed, r, "judge", "verdict"),
-                temperature=cfg.judge_temperature,
-                max_tokens=300,
-            )
-            rnd.verdict, rnd.reason = v.value.winner, v.value.reason
-        except StructuredOutputError as exc:
-            rnd.verdict, rnd.reason = "none", f"no valid verdict ({exc})"
-        if log is not None:
-            log.event(
-                "score",
-                {
-                    "metric": "verdict",
-                    "winner": rnd.verdict,
-                    "reason": rnd.reason,
-                    "value": float(rnd.verdict == side_t),
-                    "speakers": rnd.speakers,
-                    "picked_by": rnd.picked_by,
-                },
-                condition=cfg.label,
-                episode=seed,
-                step=r,
-                agent="judge",
-            )
+        rnd.verdict, rnd.reason = await _verdict(judge, cfg, seed, r, transcript)
+        record("score", rnd.score_event(cfg.tested_side), step=r, agent="judge", **at)
         debate.rounds.append(rnd)
     return debate
+
+
+Prepared = dict[str, tuple[dict[str, Any], str, str]]
+"""Each speaking debater's (ToM levels, argument, problem) of a round."""
+
+
+def _matching(cfg: DebateConfig, seed: int) -> Algorithm1 | None:
+    """Algorithm 1 over the tested side's three debaters (those of ToM-0 hold no beliefs), under ToM matching."""
+    if cfg.setting != "tom_matching":
+        return None
+    tested, orders = debater_names(cfg.tested_side), cfg.orders(cfg.tested_side)
+    base = make_instance(
+        np.zeros((3, 3)),
+        names=tested,
+        no_beliefs=[n for n, k in zip(tested, orders, strict=True) if k == 0],
+        epsilon=cfg.epsilon,
+        min_size=2,
+    )
+    return Algorithm1(base, mechanism=cfg.mechanism, selection=cfg.selection, condition=cfg.label, episode=seed)
+
+
+async def _matched(
+    chat: ChatModel,
+    cfg: DebateConfig,
+    seed: int,
+    r: int,
+    side: str,
+    text: str,
+    algo: Algorithm1,
+    rnd: DebateRound,
+    rng: random.Random,
+) -> tuple[list[str], str, Prepared]:
+    """The tested side's speakers under ToM matching: every debater prepares, each believer scores its mates
+    (``rnd.scores``), Algorithm 1 matches on the scores, and the matched pair speaks (a coalition of three: its
+    best-aligned pair; nothing stable: two drawn at random, said so)."""
+    names, orders = debater_names(side), cfg.orders(side)
+    prepared = await asyncio.gather(
+        *(_prepare(chat, cfg, seed, r, n, side, k, text) for n, k in zip(names, orders, strict=True))
+    )
+    args = {n: p[1] for n, p in zip(names, prepared, strict=True)}
+    matrix = np.zeros((3, 3))
+    for i, (n, k, p) in enumerate(zip(names, orders, prepared, strict=True)):
+        if k > 0 and p[0]:
+            belief = p[0][f"ToM_level{k}"]["belief"]
+            got = await _evaluate(chat, cfg, seed, r, n, belief, {m: args[m] for m in names if m != n})
+            rnd.scores[n] = got
+            for j, m in enumerate(names):
+                if m != n:
+                    matrix[i, j] = got[m]
+    rec = algo.step(matrix)
+    what = "pair" if cfg.mechanism == "neurips" else "coalition"
+    team = _two_of(algo.base.with_scores(matrix), rec.team, rng) if len(rec.team) > 2 else rec.team
+    speakers = [names[i] for i in team]
+    picked = f"matched {what} {rec.structure}" + (" (re-formed)" if rec.matched else " (kept)")
+    if len(rec.team) > 2:
+        picked += f"; its best-aligned pair speaks: {', '.join(speakers)}"
+    if len(speakers) != 2:  # nothing stable: fall back to a draw, and say so
+        speakers, picked = sorted(rng.sample(names, 2)), f"random (no stable {what}: {rec.structure})"
+    return speakers, picked, dict(zip(names, prepared, strict=True))
+
+
+async def _drawn(
+    chat: ChatModel, cfg: DebateConfig, seed: int, r: int, side: str, text: str, rng: random.Random
+) -> tuple[list[str], str, Prepared]:
+    """Two debaters of ``side`` drawn at random; only they prepare."""
+    names, orders = debater_names(side), cfg.orders(side)
+    speakers = sorted(rng.sample(names, 2))
+    order_of = dict(zip(names, orders, strict=True))
+    got = await asyncio.gather(*(_prepare(chat, cfg, seed, r, n, side, order_of[n], text) for n in speakers))
+    return speakers, "random", dict(zip(speakers, got, strict=True))
+
+
+async def _verdict(judge: ChatModel, cfg: DebateConfig, seed: int, r: int, transcript: list[str]) -> tuple[str, str]:
+    """The judge's verdict on the debate so far: the winning side and its reason (no valid verdict: ``none``)."""
+    try:
+        v = await judge.complete_json(
+            judge_messages("\n".join(transcript), r),
+            Verdict,
+            sample_key=_key(cfg, seed, r, "judge", "verdict"),
+            temperature=cfg.judge_temperature,
+            max_tokens=300,
+        )
+    except StructuredOutputError as exc:
+        return "none", f"no valid verdict ({exc})"
+    return v.value.winner, v.value.reason
 
 
 def best_pairs(inst: AlignmentInstance, team: tuple[int, ...]) -> list[tuple[int, ...]]:

@@ -1,4 +1,4 @@
-"""Judge every engineer's code of a batch of episodes in the sandbox, then log the outcomes.
+"""Judge every engineer's code of a batch of episodes in the sandbox, then record the outcomes.
 
 Tests run after the model calls (they never feed back into a prompt), all at once so the sandbox's workers stay busy;
 repeats come from :class:`tomlib.sandbox.CheckCache`.
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from tomlib.programming._team import Episode
+from tomlib.recording import record_all
 from tomlib.sandbox import CheckCache, CheckResult, Limits
-from tomlib.trace import RunLog
 
 CHECK_LIMITS = Limits(timeout_s=10.0, cpu_s=10, memory_mb=1024)
 
@@ -18,13 +18,13 @@ CHECK_LIMITS = Limits(timeout_s=10.0, cpu_s=10, memory_mb=1024)
 def check_episodes(
     episodes: Sequence[Episode],
     *,
-    log: RunLog | None = None,
     cache: CheckCache | None = None,
     workers: int | None = None,
     limits: Limits = CHECK_LIMITS,
     progress: Callable[[CheckResult], None] | None = None,
 ) -> None:
-    """Fill ``passed``/``status``/``reason`` of every turn and ``answer_passed`` of every round, in place.
+    """Fill ``passed``/``status``/``reason`` of every turn and ``answer_passed`` of every round, in place, and record
+    each round's outcome (:meth:`RoundResult.events`) to the run log in force.
     ``progress`` is called once per turn (from this thread or the sandbox's workers), whether its code ran, came from
     the cache or was missing."""
     jobs: list[tuple[str, str]] = []
@@ -46,30 +46,4 @@ def check_episodes(
     for ep in episodes:
         for rr in ep.rounds:
             rr.answer_passed = rr.turn(rr.answer).passed
-            if log is None:
-                continue
-            for turn in rr.turns:
-                log.event(
-                    "verification",
-                    {"passed": turn.passed, "status": turn.status, "reason": turn.reason},
-                    condition=ep.condition,
-                    episode=ep.seed,
-                    step=rr.round,
-                    agent=turn.name,
-                )
-            log.event(
-                "score",
-                {
-                    "metric": "ftm",
-                    "value": round(100 * rr.ftm_all, 2),  # §6.2: over all other agents
-                    "answer": rr.answer,
-                    "passed": rr.answer_passed,
-                    "ftm_all": rr.ftm_all,
-                    "ftm_team": rr.ftm_team,
-                    "team": rr.team,
-                },
-                condition=ep.condition,
-                episode=ep.seed,
-                step=rr.round,
-                agent="PM",
-            )
+            record_all(rr.events(), condition=ep.condition, episode=ep.seed, step=rr.round)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -47,8 +47,8 @@ from tomlib.coalition import (
     cosine_alignment,
     ftm,
     make_instance,
+    record_round,
 )
-from tomlib.coalition._rounds import log_round
 from tomlib.datasets import CodeTask
 from tomlib.llm import ChatModel, SampleKey, StructuredOutputError
 from tomlib.programming._parse import EngineerReply, parse_engineer
@@ -61,7 +61,7 @@ from tomlib.programming._prompts import (
     task_statement,
     teammate_evaluation_messages,
 )
-from tomlib.trace import RunLog
+from tomlib.recording import record
 
 EXPERIMENT = "coalition.programming"
 """Sample-key experiment shared by notebooks 08-11, so a condition they share is recorded and paid for once."""
@@ -201,6 +201,16 @@ class EngineerTurn:
     status: str = ""
     reason: str = ""
 
+    def event(self, eng_tom: int) -> dict[str, Any]:
+        """The turn's ``action`` event (its tests' outcome comes later, from ``check``)."""
+        return {
+            "eng_tom": eng_tom,
+            "action": self.action,
+            "belief": self.belief,
+            "code": self.code,
+            "problem": self.problem,
+        }
+
 
 @dataclass
 class RoundResult:
@@ -223,6 +233,22 @@ class RoundResult:
 
     def turn(self, name: str) -> EngineerTurn:
         return next(t for t in self.turns if t.name == name)
+
+    def events(self) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+        """The round's outcome once its code is checked: each engineer's ``verification``, then the PM's ``score``
+        (FTM over all other agents, ICLR §6.2)."""
+        for t in self.turns:
+            yield "verification", {"passed": t.passed, "status": t.status, "reason": t.reason}, {"agent": t.name}
+        score = {
+            "metric": "ftm",
+            "value": round(100 * self.ftm_all, 2),
+            "answer": self.answer,
+            "passed": self.answer_passed,
+            "ftm_all": self.ftm_all,
+            "ftm_team": self.ftm_team,
+            "team": self.team,
+        }
+        yield "score", score, {"agent": "PM"}
 
 
 @dataclass
@@ -422,9 +448,7 @@ async def _peer_scores(
     return out
 
 
-def team_algorithm1(
-    cfg: TeamConfig, base: AlignmentInstance, condition: str, seed: int, log: RunLog | None = None
-) -> Algorithm1:
+def team_algorithm1(cfg: TeamConfig, base: AlignmentInstance, condition: str, seed: int) -> Algorithm1:
     """Algorithm 1 as the team runs it (ICLR coalitions) under the config's rule, re-match timing and first
     coalition; its draws are seeded by the condition and seed, so a replay on the same scores draws the same."""
     return Algorithm1(
@@ -433,7 +457,6 @@ def team_algorithm1(
         adaptation=cfg.rematch == "adaptation",
         selection=cfg.selection,
         initial=cfg.initial,
-        log=log,
         condition=condition,
         episode=seed,
     )
@@ -463,102 +486,29 @@ def team_answer(team: Sequence[str], scores: Mapping[str, float], turns: Sequenc
     return max(team, key=lambda n: (scores[n], has_code[n], -order[n]))
 
 
-async def run_episode(
-    chat: ChatModel, task: CodeTask, cfg: TeamConfig, *, seed: int = 0, log: RunLog | None = None
-) -> Episode:
-    """Play ``cfg.rounds`` rounds on ``task``; every decision goes to ``log``. Tests are run later by ``check``."""
+async def run_episode(chat: ChatModel, task: CodeTask, cfg: TeamConfig, *, seed: int = 0) -> Episode:
+    """Algorithm 1 (ICLR §4) over ``cfg.rounds`` rounds of ``task``: the PM instructs, the engineers act, the PM
+    scores them, and the coalition is (re)matched from the scores. Every decision is recorded to the run log in force
+    (:func:`tomlib.trace.logging_to`); the tests are run later by ``check``."""
     ep = Episode(task, cfg, seed)
     names = cfg.names()
     base = team_instance(cfg)
-    algo = team_algorithm1(cfg, base, ep.condition, seed, log if cfg.matching else None)
+    algo = team_algorithm1(cfg, base, ep.condition, seed)
     prev: RoundResult | None = None
     for r in range(1, cfg.rounds + 1):
-        if log is not None:
-            log.event(
-                "env_state",
-                {
-                    "game": "programming",
-                    "benchmark": task.benchmark,
-                    "task": task.task_id,
-                    "round": r,
-                    "pm_tom": cfg.pm_tom,
-                    "eng_tom": cfg.eng_tom,
-                    "matching": cfg.setting,
-                    "agents": ["PM", *names],
-                    "statement": task_statement(task)[:2000],
-                },
-                condition=ep.condition,
-                episode=seed,
-                step=r,
-            )
+        at: dict[str, Any] = {"condition": ep.condition, "episode": seed, "step": r}
+        record("env_state", round_state(task, cfg, r), **at)
         levels, instruction, belief, problem = await _instruct(chat, task, cfg, seed, r, _history(ep.rounds, cfg))
-        if log is not None:
-            log.event(
-                "belief",
-                {
-                    "pm_tom": cfg.pm_tom,
-                    "levels": levels,
-                    "instruction": instruction,
-                    "belief": belief,
-                    "problem": problem,
-                },
-                condition=ep.condition,
-                episode=seed,
-                step=r,
-                agent="PM",
-            )
-        turns = list(
-            await asyncio.gather(
-                *(
-                    _act(
-                        chat,
-                        task,
-                        cfg,
-                        seed,
-                        r,
-                        n,
-                        instruction,
-                        prev.turn(n) if prev else None,
-                        _teammates(prev, n, cfg.matching) if prev else {},
-                    )
-                    for n in names
-                )
-            )
-        )
-        if log is not None:
-            for t in turns:
-                log.event(
-                    "action",
-                    {
-                        "eng_tom": cfg.eng_tom,
-                        "action": t.action,
-                        "belief": t.belief,
-                        "code": t.code,
-                        "problem": t.problem,
-                    },
-                    condition=ep.condition,
-                    episode=seed,
-                    step=r,
-                    agent=t.name,
-                )
+        record("belief", instruction_event(cfg, levels, instruction, belief, problem), agent="PM", **at)
+        turns = await _engineers_act(chat, task, cfg, seed, r, instruction, prev)
+        for t in turns:
+            record("action", t.event(cfg.eng_tom), agent=t.name, **at)
         scores, explanations, eval_problem = await _evaluate(chat, task, cfg, seed, r, belief, turns)
         peers = await _peer_scores(chat, task, cfg, seed, r, instruction, turns) if cfg.engineers_score else {}
-        matrix = score_matrix(base, scores, peers)  # log_round logs every believer's alignment
+        matrix = score_matrix(base, scores, peers)  # the round's alignment of every believer is recorded with it
         inst = base.with_scores(matrix)
-        if cfg.matching:
-            rec = algo.step(matrix)
-            team = team_of(base, rec)
-            structure, matched, signal = rec.structure, rec.matched, rec.signal
-        else:
-            team, structure, matched, signal = names, "all engineers (no matching)", False, False
-            if log is not None:
-                log_round(
-                    log,
-                    inst,
-                    RoundRecord(r, False, tuple(range(1, base.n)), structure, {"PM": ftm(inst, 0)}, [], False),
-                    ep.condition,
-                    seed,
-                )
+        rec = algo.step(matrix) if cfg.matching else everyone(base, inst, r, ep.condition, seed)
+        team = team_of(base, rec) if cfg.matching else names
         members = [base.index(n) for n in team]
         rr = RoundResult(
             round=r,
@@ -570,19 +520,79 @@ async def run_episode(
             explanations=explanations,
             evaluation_problem=eval_problem,
             team=team,
-            structure=structure,
-            matched=matched,
-            rematch_signal=signal,
+            structure=rec.structure,
+            matched=rec.matched,
+            rematch_signal=rec.signal,
             ftm_team=ftm(inst, 0, among=[0, *members]),
             ftm_all=ftm(inst, 0),
             answer=team_answer(team, scores, turns),
         )
-        if log is not None and eval_problem:
-            log.event("note", {"problem": eval_problem}, condition=ep.condition, episode=seed, step=r, agent="PM")
+        if eval_problem:
+            record("note", {"problem": eval_problem}, agent="PM", **at)
         ep.rounds.append(rr)
         prev = rr
     ep.coalition = algo.run if cfg.matching else None
     return ep
+
+
+def round_state(task: CodeTask, cfg: TeamConfig, r: int) -> dict[str, Any]:
+    """The ``env_state`` event of round ``r``: the task, the ToM orders and who plays."""
+    return {
+        "game": "programming",
+        "benchmark": task.benchmark,
+        "task": task.task_id,
+        "round": r,
+        "pm_tom": cfg.pm_tom,
+        "eng_tom": cfg.eng_tom,
+        "matching": cfg.setting,
+        "agents": ["PM", *cfg.names()],
+        "statement": task_statement(task)[:2000],
+    }
+
+
+def instruction_event(
+    cfg: TeamConfig, levels: dict[str, Any], instruction: str, belief: str, problem: str
+) -> dict[str, Any]:
+    """The PM's ``belief`` event: its ToM levels' reasoning, the instruction it gives and its belief."""
+    return {"pm_tom": cfg.pm_tom, "levels": levels, "instruction": instruction, "belief": belief, "problem": problem}
+
+
+def everyone(base: AlignmentInstance, inst: AlignmentInstance, r: int, condition: str, seed: int) -> RoundRecord:
+    """Round ``r`` without matching: every engineer works with the PM; the round's alignment is recorded as
+    Algorithm 1 records its rounds, so both settings' logs read alike."""
+    rec = RoundRecord(r, False, tuple(range(1, base.n)), "all engineers (no matching)", {"PM": ftm(inst, 0)}, [], False)
+    record_round(inst, rec, condition, seed)
+    return rec
+
+
+async def _engineers_act(
+    chat: ChatModel,
+    task: CodeTask,
+    cfg: TeamConfig,
+    seed: int,
+    r: int,
+    instruction: str,
+    prev: RoundResult | None,
+) -> list[EngineerTurn]:
+    """Every engineer's turn of round ``r``, concurrently, each seeing its own last turn and its teammates'."""
+    return list(
+        await asyncio.gather(
+            *(
+                _act(
+                    chat,
+                    task,
+                    cfg,
+                    seed,
+                    r,
+                    n,
+                    instruction,
+                    prev.turn(n) if prev else None,
+                    _teammates(prev, n, cfg.matching) if prev else {},
+                )
+                for n in cfg.names()
+            )
+        )
+    )
 
 
 def _teammates(prev: RoundResult, name: str, matching: bool) -> dict[str, str]:

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from tomlib.datasets import ChoiceQuestion
 from tomlib.llm import ChatModel, SampleKey
-from tomlib.reasoning._common import TOM_GUIDE, Answer, log_start, plurality, read_answer
-from tomlib.trace import RunLog
+from tomlib.reasoning._common import TOM_GUIDE, Answer, plurality, read_answer, record_start
+from tomlib.recording import record
 
 ROLES: dict[str, str] = {
     "General Public": "an interested non-expert who wants every step explained and checks that it makes sense",
@@ -68,14 +68,14 @@ async def run_chateval(
     tom: int = 0,
     seed: int = 0,
     experiment: str = "coalition.reasoning",
-    log: RunLog | None = None,
     temperature: float = 0.0,
     max_tokens: int = 400,
 ) -> ChatEvalResult:
-    """One question, ``turns`` rounds of one-by-one discussion, then the plurality of the last answers."""
+    """One question, ``turns`` rounds of one-by-one discussion, then the plurality of the last answers; recorded to
+    the run log in force."""
     condition = f"{'chateval' if tom == 0 else f'chateval_tom{tom}'}:{question.qid}"
     res = ChatEvalResult(question)
-    log_start(log, condition, seed, condition.split(":")[0], question.qid, question.statement(), question.answer)
+    record_start(condition, seed, condition.split(":")[0], question.qid, question.statement(), question.answer)
     for turn in range(1, turns + 1):
         for role in roles:
             reply = await chat.complete(
@@ -88,23 +88,10 @@ async def run_chateval(
             )
             ans = read_answer(role, reply.content, question)
             res.messages.append(ans)
-            if log is not None:
-                log.event(
-                    "action",
-                    {"action": ans.letter, "text": ans.text, "how": ans.how},
-                    condition=condition,
-                    episode=seed,
-                    step=turn,
-                    agent=role,
-                )
+            said = {"action": ans.letter, "text": ans.text, "how": ans.how}
+            record("action", said, condition=condition, episode=seed, step=turn, agent=role)
     last = {m.agent: m for m in res.messages}
     res.answer = plurality([last[r] for r in roles if r in last], order=list(roles))
-    if log is not None:
-        log.event(
-            "score",
-            {"metric": "correct", "value": float(res.correct), "team_answer": res.answer, "truth": question.answer},
-            condition=condition,
-            episode=seed,
-            step=turns,
-        )
+    score = {"metric": "correct", "value": float(res.correct), "team_answer": res.answer, "truth": question.answer}
+    record("score", score, condition=condition, episode=seed, step=turns)
     return res

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from tomlib.choices import extract_choice
 from tomlib.datasets import ChoiceQuestion
-from tomlib.trace import RunLog
+from tomlib.recording import record
 
 TOM_GUIDE = {
     0: "",
@@ -66,13 +66,7 @@ def plurality(answers: Sequence[Answer], order: Sequence[str] | None = None) -> 
     return tied[0].letter
 
 
-def log_start(log: RunLog | None, condition: str, seed: int, method: str, qid: str, statement: str, truth: str) -> None:
+def record_start(condition: str, seed: int, method: str, qid: str, statement: str, truth: str) -> None:
     """The episode's first state, for the explorer: which team, which question, its key."""
-    if log is not None:
-        log.event(
-            "env_state",
-            {"game": "reasoning", "method": method, "question": qid, "statement": statement, "truth": truth},
-            condition=condition,
-            episode=seed,
-            step=0,
-        )
+    state = {"game": "reasoning", "method": method, "question": qid, "statement": statement, "truth": truth}
+    record("env_state", state, condition=condition, episode=seed, step=0)

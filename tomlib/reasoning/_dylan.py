@@ -20,10 +20,11 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from tomlib.datasets import ChoiceQuestion
 from tomlib.llm import ChatModel, SampleKey
-from tomlib.reasoning._common import TOM_GUIDE, Answer, log_start, read_answer
+from tomlib.reasoning._common import TOM_GUIDE, Answer, read_answer, record_start
 from tomlib.reasoning._dylan_graph import (
     STEPS,
     normalised,
@@ -33,7 +34,7 @@ from tomlib.reasoning._dylan_graph import (
     role_importance,
     role_sums,
 )
-from tomlib.trace import RunLog
+from tomlib.recording import record
 
 MMLU_ROLES = ("Economist", "Doctor", "Lawyer", "Mathematician", "Psychologist", "Programmer", "Historian")
 """Appendix F's MMLU roles (also DyLAN's)."""
@@ -47,6 +48,10 @@ class Node:
     inputs: list[str]  # agents whose previous-step replies this node saw, in the order shown
     weights: dict[str, float]  # normalised ratings of those inputs
     importance: float = 0.0
+
+    def event(self) -> dict[str, Any]:
+        """The node's ``action`` event: its answer, its text and its ratings of what it saw."""
+        return {"action": self.answer.letter, "text": self.answer.text, "rated": self.weights, "how": self.answer.how}
 
 
 @dataclass
@@ -69,6 +74,17 @@ class DylanResult:
     def sums(self) -> dict[str, float]:
         """Each role's importance summed over the steps, before any scale."""
         return role_sums(self.nodes, self.roles)
+
+    def score_event(self) -> dict[str, Any]:
+        """The question's ``score`` event: the team's answer against the key, and each role's importance."""
+        return {
+            "metric": "correct",
+            "value": float(self.correct),
+            "team_answer": self.answer,
+            "truth": self.question.answer,
+            "stopped_early": self.stopped_early,
+            "importance": self.importance(),
+        }
 
 
 def _messages(question: ChoiceQuestion, role: str, tom: int, shown: list[tuple[str, str]]) -> list[dict[str, str]]:
@@ -113,16 +129,18 @@ async def run_dylan(
     tom: int = 0,
     seed: int = 0,
     experiment: str = "coalition.reasoning",
-    log: RunLog | None = None,
     temperature: float = 0.7,
     max_tokens: int = 500,
 ) -> DylanResult:
-    """One question through the network; ``tom=2`` gives every agent 2-ToM guidance (Tables 7-8's "+2-ToM")."""
+    """One question through DyLAN's network (Liu et al., 2023): up to :data:`STEPS` steps in which each active agent
+    answers having seen the previous step's replies (shuffled) and rates them; from step 2 on, a ranker keeps the
+    best agents; a two-thirds consensus before step 2 stops early. ``tom=2`` gives every agent 2-ToM guidance
+    (Tables 7-8's "+2-ToM"). Every answer and the score are recorded to the run log in force."""
     method = "dylan" if tom == 0 else f"dylan_tom{tom}"
     condition = f"{method}:{question.qid}"
     rng = random.Random(f"{condition}:{seed}")
     res = DylanResult(question, roles)
-    log_start(log, condition, seed, method, question.qid, question.statement(), question.answer)
+    record_start(condition, seed, method, question.qid, question.statement(), question.answer)
     n = len(roles)
     active = list(roles)
     prev: list[Node] = []
@@ -143,15 +161,8 @@ async def run_dylan(
             )
             active = [shown[i][0] for i in ranker_picks(reply.content, len(shown), rng)]
             res.ranked = list(active)
-            if log is not None:
-                log.event(
-                    "action",
-                    {"action": ", ".join(active), "text": reply.content},
-                    condition=condition,
-                    episode=seed,
-                    step=step,
-                    agent="ranker",
-                )
+            ranked = {"action": ", ".join(active), "text": reply.content}
+            record("action", ranked, condition=condition, episode=seed, step=step, agent="ranker")
         order = list(active)
         rng.shuffle(order)
         nodes: list[Node] = []
@@ -164,49 +175,33 @@ async def run_dylan(
                 temperature=temperature,
                 max_tokens=max_tokens,
             )
-            ans = read_answer(agent, reply.content, question)
-            weights = normalised(parse_ratings(reply.content, len(shown)), len(shown)) if shown else []
-            node = Node(step, agent, ans, [a for a, _ in shown], dict(zip([a for a, _ in shown], weights, strict=True)))
-            nodes.append(node)
-            if log is not None:
-                log.event(
-                    "action",
-                    {"action": ans.letter, "text": ans.text, "rated": node.weights, "how": ans.how},
-                    condition=condition,
-                    episode=seed,
-                    step=step,
-                    agent=agent,
-                )
-            if step < 2 and len(nodes) > (2 * n) // 3:
-                res.answer = _consensus([x.answer for x in nodes], n)
-                if res.answer:
-                    res.stopped_early = True
-                    break
+            nodes.append(node := _node(step, agent, reply.content, question, shown))
+            record("action", node.event(), condition=condition, episode=seed, step=step, agent=agent)
+            if step < 2 and len(nodes) > (2 * n) // 3 and (answer := _consensus([x.answer for x in nodes], n)):
+                res.answer, res.stopped_early = answer, True
+                break
         res.nodes += nodes
         prev = nodes
         if res.stopped_early:
             break
     if not res.stopped_early:
-        last = [x.answer for x in prev]
-        counts = Counter(a.letter for a in last if a.letter)
-        res.answer = max(counts, key=lambda c: (counts[c], -[a.letter for a in last].index(c))) if counts else None
+        res.answer = _last_step_plurality([x.answer for x in prev])
     _backward(res)
-    if log is not None:
-        log.event(
-            "score",
-            {
-                "metric": "correct",
-                "value": float(res.correct),
-                "team_answer": res.answer,
-                "truth": question.answer,
-                "stopped_early": res.stopped_early,
-                "importance": res.importance(),
-            },
-            condition=condition,
-            episode=seed,
-            step=max(x.step for x in res.nodes),
-        )
+    record("score", res.score_event(), condition=condition, episode=seed, step=max(x.step for x in res.nodes))
     return res
+
+
+def _node(step: int, agent: str, content: str, question: ChoiceQuestion, shown: list[tuple[str, str]]) -> Node:
+    """A reply as a node of the network: its answer and its normalised ratings of the replies it was shown."""
+    ans = read_answer(agent, content, question)
+    weights = normalised(parse_ratings(content, len(shown)), len(shown)) if shown else []
+    return Node(step, agent, ans, [a for a, _ in shown], dict(zip([a for a, _ in shown], weights, strict=True)))
+
+
+def _last_step_plurality(last: list[Answer]) -> str | None:
+    """The final answer without consensus: the last step's most common letter, ties to the one given first."""
+    counts = Counter(a.letter for a in last if a.letter)
+    return max(counts, key=lambda c: (counts[c], -[a.letter for a in last].index(c))) if counts else None
 
 
 def _backward(res: DylanResult) -> None:

@@ -29,12 +29,14 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from tomlib.datasets import CodeTask
 from tomlib.llm import ChatModel, SampleKey
 from tomlib.programming import parse_engineer, task_statement
-from tomlib.reasoning._common import log_start
+from tomlib.reasoning._common import record_start
 from tomlib.reasoning._dylan_graph import (
     STEPS,
     normalised,
@@ -44,8 +46,8 @@ from tomlib.reasoning._dylan_graph import (
     role_importance,
     role_sums,
 )
+from tomlib.recording import record, record_all
 from tomlib.sandbox import CheckCache, CheckResult, Limits
-from tomlib.trace import RunLog
 
 CODE_ROLES = ("PythonAssistant", "AlgorithmDeveloper", "ComputerScientist", "Programmer")
 """Appendix F's HumanEval coders (also DyLAN's)."""
@@ -77,6 +79,21 @@ class CodeNode:
     importance: float = 0.0
     passed_hidden: bool | None = None  # only for the final code
 
+    def events(self, n_tests: int) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+        """The node's events once checked: the Passer's ``verification``, then the coder's ``action``."""
+        label = f"runs; {self.tests_passed} of {n_tests} of the Tester's asserts hold" if self.runs else "does not run"
+        status = "runs" if self.runs else "does not run"
+        verification = {"passed": self.runs, "status": status, "reason": self.problem, "label": label}
+        yield "verification", verification, {"agent": self.agent}
+        action = {
+            "action": f"{self.tests_passed}/{n_tests} tests" + ("" if self.runs else ", does not run"),
+            "text": self.text,
+            "code": self.code,
+            "rated": self.weights,
+            "feedback": self.feedback,
+        }
+        yield "action", action, {"agent": self.agent}
+
 
 @dataclass
 class DylanCodeResult:
@@ -91,6 +108,18 @@ class DylanCodeResult:
     @property
     def passed(self) -> bool:
         return bool(self.final and self.final.passed_hidden)
+
+    def score_event(self) -> dict[str, Any]:
+        """The task's ``score`` event: the final code's pass@1 on the hidden tests, and each role's importance."""
+        final = self.final.agent if self.final else None
+        importance = self.importance()
+        return {
+            "metric": "pass_at_1",
+            "value": float(self.passed),
+            "final": final,
+            "importance": importance,
+            "stopped_at": self.stopped_at,
+        }
 
     def importance(self, scale: str = "per-step") -> dict[str, float]:
         """Each role's Agent Importance Score on this question (:data:`IMPORTANCE_SCALES`)."""
@@ -221,31 +250,31 @@ async def run_dylan_code(
     tom: int = 0,
     seed: int = 0,
     experiment: str = "coalition.reasoning",
-    log: RunLog | None = None,
     cache: CheckCache | None = None,
     temperature: float = 0.7,
     max_tokens: int = 600,
 ) -> DylanCodeResult:
-    """One task through the coder network; ``tom=2`` gives every coder 2-ToM guidance (Table 7's "+2-ToM")."""
+    """One task through DyLAN's coder network (Liu et al., 2023, code generation): a Tester writes asserts; at each
+    step every active coder writes code having seen the previous step's (shuffled) and rates it; the Passer runs the
+    code against the asserts; a consensus from step 1 stops early; otherwise the Reflector comments and, from step 2,
+    a Ranker keeps the best coders. The final code (most asserts held) is judged on the hidden tests. ``tom=2`` gives
+    every coder 2-ToM guidance (Table 7's "+2-ToM"). Every step is recorded to the run log in force."""
     method = "dylan" if tom == 0 else f"dylan_tom{tom}"
     condition = f"{method}:{task.task_id}"
     rng = random.Random(f"{condition}:{seed}")
     checker = cache or CheckCache()
     res = DylanCodeResult(task, roles)
-    log_start(log, condition, seed, method, task.task_id, task_statement(task), "")
+    record_start(condition, seed, method, task.task_id, task_statement(task), "")
+    at: dict[str, Any] = {"condition": condition, "episode": seed}
 
     def key(step: int, agent: str, purpose: str) -> SampleKey:
         return SampleKey(
             experiment=experiment, condition=condition, episode=seed, step=step, agent=agent, purpose=purpose
         )
 
-    def emit(kind: str, payload: dict, step: int, agent: str | None = None) -> None:
-        if log is not None:
-            log.event(kind, payload, condition=condition, episode=seed, step=step, agent=agent)
-
     reply = await chat.complete(_tester_messages(task), sample_key=key(0, "Tester", "tests"), temperature=0.0)
     res.tests = parse_asserts(reply.content)
-    emit("action", {"action": f"{len(res.tests)} tests", "tests": res.tests}, 0, "Tester")
+    record("action", {"action": f"{len(res.tests)} tests", "tests": res.tests}, step=0, agent="Tester", **at)
     script = counting_tests(res.tests)
 
     active, prev = list(roles), []
@@ -256,20 +285,10 @@ async def run_dylan_code(
             )
             active = [prev[i].agent for i in ranker_picks(reply.content, len(prev), rng)]
             res.ranked = list(active)
-            emit("action", {"action": ", ".join(active), "text": reply.content}, step, "Ranker")
+            record("action", {"action": ", ".join(active), "text": reply.content}, step=step, agent="Ranker", **at)
         order = list(active)
         rng.shuffle(order)
         nodes: list[CodeNode] = []
-
-        async def check(batch: list[CodeNode]) -> None:
-            got = await asyncio.to_thread(
-                checker.check_many, [(task.program(n.code), script) for n in batch], limits=CHECK_LIMITS
-            )
-            for n, c in zip(batch, got, strict=True):
-                n.runs = bool(n.code.strip()) and c.passed
-                n.tests_passed = read_count(c) if n.code.strip() else 0
-                n.problem = "" if n.runs else ("no code in the reply" if not n.code.strip() else c.reason)
-
         for agent in order:
             shown = list(prev)
             rng.shuffle(shown)
@@ -279,17 +298,13 @@ async def run_dylan_code(
                 temperature=temperature,
                 max_tokens=max_tokens,
             )
-            parsed = parse_engineer(reply.content)
-            weights = normalised(parse_ratings(reply.content, len(shown)), len(shown)) if shown else []
-            names = [n.agent for n in shown]
-            rated = dict(zip(names, weights, strict=True))
-            nodes.append(CodeNode(step, agent, reply.content, parsed.code, names, rated))
+            nodes.append(_code_node(step, agent, reply.content, shown))
             if step >= 1 and len(nodes) > (2 * len(order)) // 3:  # DyLAN's early stop, from step 1
-                await check([n for n in nodes if not n.runs and not n.problem])
+                await _passer(checker, task, script, nodes)
                 if consensus(nodes, len(order), task):
                     res.stopped_at = step
                     break
-        await check([n for n in nodes if not n.runs and not n.problem])
+        await _passer(checker, task, script, nodes)
         if step < STEPS - 1 and res.stopped_at is None:
             reply = await chat.complete(
                 _reflector_messages(task, nodes, len(res.tests)),
@@ -300,52 +315,44 @@ async def run_dylan_code(
             for n, fb in zip(nodes, _feedback(reply.content, len(nodes)), strict=True):
                 n.feedback = fb
         for n in nodes:
-            emit(
-                "verification",
-                {
-                    "passed": n.runs,
-                    "status": "runs" if n.runs else "does not run",
-                    "reason": n.problem,
-                    "label": f"runs; {n.tests_passed} of {len(res.tests)} of the Tester's asserts hold"
-                    if n.runs
-                    else "does not run",
-                },
-                step,
-                n.agent,
-            )
-            emit(
-                "action",
-                {
-                    "action": f"{n.tests_passed}/{len(res.tests)} tests" + ("" if n.runs else ", does not run"),
-                    "text": n.text,
-                    "code": n.code,
-                    "rated": n.weights,
-                    "feedback": n.feedback,
-                },
-                step,
-                n.agent,
-            )
+            record_all(n.events(len(res.tests)), step=step, **at)
         res.nodes += nodes
         prev = nodes
         if res.stopped_at is not None:  # the coders agreed: no later step runs
             break
-    best = max(n.tests_passed for n in prev)
-    final = [n for n in prev if n.tests_passed == best]
+    await _final(checker, task, res, prev)
+    record("score", res.score_event(), step=STEPS - 1, **at)
+    return res
+
+
+def _code_node(step: int, agent: str, content: str, shown: list[CodeNode]) -> CodeNode:
+    """A coder's reply as a node: its code and its normalised ratings of the code it was shown."""
+    parsed = parse_engineer(content)
+    weights = normalised(parse_ratings(content, len(shown)), len(shown)) if shown else []
+    names = [n.agent for n in shown]
+    return CodeNode(step, agent, content, parsed.code, names, dict(zip(names, weights, strict=True)))
+
+
+async def _passer(checker: CheckCache, task: CodeTask, script: str, nodes: list[CodeNode]) -> None:
+    """The Passer: run the code of each node not yet judged against the Tester's asserts, in the sandbox."""
+    batch = [n for n in nodes if not n.runs and not n.problem]
+    got = await asyncio.to_thread(
+        checker.check_many, [(task.program(n.code), script) for n in batch], limits=CHECK_LIMITS
+    )
+    for n, c in zip(batch, got, strict=True):
+        n.runs = bool(n.code.strip()) and c.passed
+        n.tests_passed = read_count(c) if n.code.strip() else 0
+        n.problem = "" if n.runs else ("no code in the reply" if not n.code.strip() else c.reason)
+
+
+async def _final(checker: CheckCache, task: CodeTask, res: DylanCodeResult, last: list[CodeNode]) -> None:
+    """The final code (the last step's node that held the most asserts, the first of a tie), its importance
+    propagated back through the network, and its verdict on the hidden tests."""
+    best = max(n.tests_passed for n in last)
+    final = [n for n in last if n.tests_passed == best]
     res.final = final[0]
     propagate_importance(res.nodes, final)
     hidden = await asyncio.to_thread(
         checker.check_many, [(task.program(res.final.code), task.tests)], limits=CHECK_LIMITS
     )
     res.final.passed_hidden = bool(res.final.code.strip()) and hidden[0].passed
-    emit(
-        "score",
-        {
-            "metric": "pass_at_1",
-            "value": float(res.passed),
-            "final": res.final.agent,
-            "importance": res.importance(),
-            "stopped_at": res.stopped_at,
-        },
-        STEPS - 1,
-    )
-    return res

@@ -1,5 +1,6 @@
 """Run logs: every model call and agent decision as one event in an append-only JSONL file."""
 
+from tomlib.recording import Events, current_log, logging_to, record, record_all
 from tomlib.redact import REDACTED, Redactor
 from tomlib.trace._index import DamagedLog, RunIndex, log_in, read_index, read_lines
 from tomlib.trace._load import events_frame, load_runs, payload_frame, run_paths
@@ -37,11 +38,13 @@ __all__ = [
     "STEP_KINDS",
     "DamagedLog",
     "Event",
+    "Events",
     "Redactor",
     "RunIndex",
     "RunInfo",
     "RunLog",
     "compress_finished",
+    "current_log",
     "drops_event",
     "events_frame",
     "in_use",
@@ -49,11 +52,14 @@ __all__ = [
     "list_runs",
     "load_runs",
     "log_in",
+    "logging_to",
     "new_run_id",
     "payload_frame",
     "prune_runs",
     "read_index",
     "read_lines",
+    "record",
+    "record_all",
     "remove_stale_attempts",
     "run_facts",
     "run_id_problem",
