@@ -37,7 +37,7 @@ from tomlib.coalition import (
 )
 from tomlib.coalition._asp import _blocking_coalition
 from tomlib.paths import data_dir
-from tomlib.trace import RunLog, load_runs
+from tomlib.trace import RunLog, load_runs, logging_to
 
 pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
@@ -271,8 +271,8 @@ def _drift() -> list[list[list[float]]]:
 def test_algorithm1_rematches_after_a_signal_with_the_iclr_adaptation_round(isolated) -> None:  # type: ignore[no-untyped-def]
     rounds = _drift()
     base = make_instance(rounds[0], names=["PM", "E1", "E2", "E3", "E4"], epsilon=0.25)
-    with RunLog("coalition.mechanism", run_id="alg1") as log:
-        iclr = run_algorithm1(base, rounds, mechanism="iclr", log=log, condition="iclr")
+    with RunLog("coalition.mechanism", run_id="alg1") as log, logging_to(log):
+        iclr = run_algorithm1(base, rounds, mechanism="iclr", condition="iclr")
     neurips = run_algorithm1(base, rounds, mechanism="neurips")
     # round 3: E2 turned against the PM's belief -> signal; ICLR keeps the team one more round, NeurIPS does not
     assert iclr.matching_rounds == [1, 5] and neurips.matching_rounds[:2] == [1, 4]

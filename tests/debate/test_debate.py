@@ -9,7 +9,7 @@ import re
 import pytest
 
 from tomlib.debate import DebateConfig, cooperation_rate, debater_names, run_debate, win_rates
-from tomlib.trace import RunLog, load_runs, payload_frame
+from tomlib.trace import RunLog, load_runs, logging_to, payload_frame
 
 pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
@@ -37,7 +37,8 @@ def responder(request: dict) -> str:  # type: ignore[type-arg]
 def play(make_model, server, cfg: DebateConfig, seed: int = 0, log: RunLog | None = None):  # type: ignore[no-untyped-def]
     server.responder = responder
     chat = make_model(json_mode="json_object")
-    return asyncio.run(run_debate(chat, chat, cfg, seed=seed, log=log))
+    with logging_to(log):
+        return asyncio.run(run_debate(chat, chat, cfg, seed=seed))
 
 
 def test_no_tom_draws_two_speakers_per_side_and_judges_every_round(make_model, server) -> None:  # type: ignore[no-untyped-def]

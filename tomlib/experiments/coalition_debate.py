@@ -28,7 +28,7 @@ from tomlib.experiments._selection import random_instances, recorded_instances, 
 from tomlib.experiments._units import write_units_with_truth
 from tomlib.llm import ChatModel, source_of
 from tomlib.report import attach_paper_values
-from tomlib.trace import RunLog
+from tomlib.trace import RunLog, logging_to
 
 PAPER_ID = "coalition"
 PAPER_SETTING = {"no_tom": "no_tom", "tom": "tom_wo_matching", "tom_matching": "tom_w_matching"}
@@ -163,13 +163,10 @@ async def run_debates(
     if judge_chat is not chat:
         log.observe(judge_chat)
     try:
-        got = await asyncio.gather(
-            *(
-                run_debate(chat, judge_chat, c, seed=s, log=log)
-                for c in configs(selection=selection)
-                for s in range(debates)
+        with logging_to(log):
+            got = await asyncio.gather(
+                *(run_debate(chat, judge_chat, c, seed=s) for c in configs(selection=selection) for s in range(debates))
             )
-        )
     finally:
         log.close()
     return DebateRuns(model, judge or model, list(got), log.run_id, rules, results)

@@ -42,7 +42,7 @@ from tomlib.coalition import (
     value,
 )
 from tomlib.experiments._checks import check_whole
-from tomlib.trace import RunLog
+from tomlib.trace import RunLog, logging_to
 
 PAPER_ID = "coalition"
 TEAM = ("PM", "Engineer1", "Engineer2", "Engineer3", "Engineer4")
@@ -292,9 +292,12 @@ def algorithm1(
     scores = drifting_rounds(rounds, seed)
     base = worked_instance(epsilon=epsilon)
     runs = {}
-    with RunLog(f"{PAPER_ID}.mechanism", results=results, meta={"rounds": rounds, "seed": seed}) as log:
+    with (
+        RunLog(f"{PAPER_ID}.mechanism", results=results, meta={"rounds": rounds, "seed": seed}) as log,
+        logging_to(log),
+    ):
         for mech in ("iclr", "neurips"):
-            runs[mech] = run_algorithm1(base, scores, mechanism=mech, log=log, condition=mech, episode=0)  # type: ignore[arg-type]
+            runs[mech] = run_algorithm1(base, scores, mechanism=mech, condition=mech, episode=0)  # type: ignore[arg-type]
         run_id = log.run_id
     return runs, run_id
 

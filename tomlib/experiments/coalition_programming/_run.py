@@ -19,7 +19,7 @@ from tomlib.experiments.coalition_programming._presets import BENCHMARKS, load_t
 from tomlib.llm import ChatModel, source_of
 from tomlib.programming import Episode, PMHistory, TeamConfig, check_episodes, run_episode
 from tomlib.sandbox import describe_sandbox, require_sandbox, sandbox_mode
-from tomlib.trace import RunLog
+from tomlib.trace import RunLog, logging_to
 
 
 @dataclass
@@ -93,14 +93,15 @@ async def run_programming(
     jobs = [(t, c, s) for t in tasks for c in configs for s in range(seeds)]
 
     async def one(task: CodeTask, cfg: TeamConfig, seed: int) -> Episode:
-        return await run_episode(chat, task, cfg, seed=seed, log=log)
+        return await run_episode(chat, task, cfg, seed=seed)
 
     try:
         desc = f"{experiment} (llm:{model})"
-        episodes = await run_jobs(
-            jobs, one, parallel=in_flight(parallel, chat.concurrency), desc=desc, unit="episode", progress=progress
-        )
-        await _check_code(episodes, log, progress)
+        with logging_to(log):
+            episodes = await run_jobs(
+                jobs, one, parallel=in_flight(parallel, chat.concurrency), desc=desc, unit="episode", progress=progress
+            )
+            await _check_code(episodes, progress)
     finally:
         log.close()
     return Runs(model, episodes, log.run_id, results)
@@ -140,8 +141,9 @@ def _meta(
     }
 
 
-async def _check_code(episodes: list[Episode], log: RunLog, progress: bool) -> None:
-    """Every engineer's code of ``episodes`` through the sandbox (``check_episodes``), counted on a progress bar."""
+async def _check_code(episodes: list[Episode], progress: bool) -> None:
+    """Every engineer's code of ``episodes`` through the sandbox (``check_episodes``), counted on a progress bar; the
+    outcomes are recorded to the run log in force (``asyncio.to_thread`` carries it to the checking thread)."""
     from tqdm.auto import tqdm
 
     n_checks = sum(len(r.turns) for e in episodes for r in e.rounds)  # check_episodes reports every turn
@@ -153,4 +155,4 @@ async def _check_code(episodes: list[Episode], log: RunLog, progress: bool) -> N
 
     # in a notebook a bar closed below its total is drawn red: only a failed check run leaves it so
     with tqdm(total=n_checks, desc="running the engineers' code", unit="check", disable=not progress) as cbar:
-        await asyncio.to_thread(check_episodes, episodes, log=log, progress=checked)
+        await asyncio.to_thread(check_episodes, episodes, progress=checked)

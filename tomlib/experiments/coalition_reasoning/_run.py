@@ -17,7 +17,7 @@ from tomlib.experiments.coalition_reasoning._presets import CODE_METHODS, METHOD
 from tomlib.llm import ChatModel, source_of
 from tomlib.reasoning import DylanCodeResult, run_chateval, run_coalition_team, run_dylan, run_dylan_code
 from tomlib.sandbox import CheckCache, describe_sandbox, require_sandbox, sandbox_mode
-from tomlib.trace import RunLog
+from tomlib.trace import RunLog, logging_to
 
 
 @dataclass
@@ -49,27 +49,25 @@ class ReasoningRuns:
         return source_of(self.model)
 
 
-async def _one(
-    chat: ChatModel, method: str, q: ChoiceQuestion, seed: int, log: RunLog, selection: str | None = None
-) -> Outcome:
+async def _one(chat: ChatModel, method: str, q: ChoiceQuestion, seed: int, selection: str | None = None) -> Outcome:
     tom = 2 if method.endswith("_w_tom") else 0
     if method.startswith("chateval"):
-        res: Any = await run_chateval(chat, q, tom=tom, seed=seed, log=log)
+        res: Any = await run_chateval(chat, q, tom=tom, seed=seed)
         imp = None
     elif method.startswith("dylan"):
-        res = await run_dylan(chat, q, tom=tom, seed=seed, log=log)
+        res = await run_dylan(chat, q, tom=tom, seed=seed)
         imp = res.sums()
     elif method == "ours_matching":
-        res = await run_coalition_team(chat, q, seed=seed, log=log, selection=selection)
+        res = await run_coalition_team(chat, q, seed=seed, selection=selection)
         imp = None
     else:
         raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
     return Outcome(method, q.qid, q.benchmark, q.subject, seed, res.answer, res.correct, imp)
 
 
-async def _one_code(chat: ChatModel, method: str, task: CodeTask, seed: int, log: RunLog, cache: CheckCache) -> Outcome:
+async def _one_code(chat: ChatModel, method: str, task: CodeTask, seed: int, cache: CheckCache) -> Outcome:
     tom = 2 if method.endswith("_w_tom") else 0
-    res: DylanCodeResult = await run_dylan_code(chat, task, tom=tom, seed=seed, log=log, cache=cache)
+    res: DylanCodeResult = await run_dylan_code(chat, task, tom=tom, seed=seed, cache=cache)
     answer = res.final.agent if res.final else None
     return Outcome(method, task.task_id, "humaneval", "", seed, answer, res.passed, res.sums())
 
@@ -144,18 +142,19 @@ async def run_reasoning(
 
     async def one(method: str, item: Any, seed: int) -> Outcome:
         if method in CODE_METHODS:
-            return await _one_code(chat, method, item, seed, log, cache)
-        return await _one(chat, method, item, seed, log, selection)
+            return await _one_code(chat, method, item, seed, cache)
+        return await _one(chat, method, item, seed, selection)
 
     try:
-        outcomes = await run_jobs(
-            jobs,
-            one,
-            parallel=in_flight(parallel, chat.concurrency),
-            desc=f"{experiment} (llm:{model})",
-            unit="run",
-            progress=progress,
-        )
+        with logging_to(log):
+            outcomes = await run_jobs(
+                jobs,
+                one,
+                parallel=in_flight(parallel, chat.concurrency),
+                desc=f"{experiment} (llm:{model})",
+                unit="run",
+                progress=progress,
+            )
     finally:
         log.close()
     return ReasoningRuns(model, outcomes, log.run_id, results, rule)
