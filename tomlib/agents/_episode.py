@@ -49,7 +49,19 @@ async def play_episode(
     log: RunLog | None = None,
     experiment: str = "adhoc",
 ) -> EpisodeResult:
-    """Run one episode; each agent gets its own random stream ``(seed, condition, episode, seat)``."""
+    """Run one episode of a two-player game (adaptive-ToM paper §3: both act at once each step, then observe the
+    joint action); each agent gets its own random stream ``(seed, condition, episode, seat)``.
+
+    Args:
+        game: the task (matrix game, grid, kitchen), as ``tomlib.envs.load_game`` makes it.
+        agents: the two players, seat 0 first (``tomlib.agents``: formal ToM-k, A-ToM, LLM agents, partners).
+        seed: the run's seed; with ``condition``, ``episode`` and the seat it seeds each agent's stream.
+        episode: the episode's number within its condition.
+        condition: the pairing's name in the run log and in sample keys.
+        log: where states, actions and the score go (None: nowhere); its ``detail_episodes`` decides which
+            episodes keep their steps.
+        experiment: the experiment named in the agents' ``Site`` when there is no log.
+    """
     if len(agents) != 2:
         raise ValueError("an episode needs exactly two agents")
     step = [0]

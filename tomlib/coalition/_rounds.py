@@ -33,7 +33,13 @@ INITIALS: tuple[str, ...] = ("match", "all")
 
 
 def ftm(inst: AlignmentInstance, i: int, among: Sequence[int] | None = None) -> float:
-    """FTM_i (§6.2): the fraction of the other agents (or of ``among``) that i trusts, i.e. φ_ij ≤ ε."""
+    """FTM_i (ICLR §6.2): the fraction of the other agents (or of ``among``) that i trusts, i.e. φ_ij ≤ ε.
+
+    Args:
+        inst: the round's alignment instance (scores, ε).
+        i: the believer's index.
+        among: the indices to count over (``i`` itself is skipped); None: every other agent.
+    """
     others = [j for j in (range(inst.n) if among is None else among) if j != i]
     return sum(inst.trusted(i, j) for j in others) / len(others) if others else float("nan")
 

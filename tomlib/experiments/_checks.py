@@ -54,7 +54,11 @@ def check_names(name: str, value: Any, known: list[str]) -> list[str]:
 
 def check_hints(namespace: dict[str, Any]) -> None:
     """Every parameter a notebook's parameters cell declares with a type hint (``trials: int = 100``) holds a value of
-    that type; pass the notebook's ``globals()``. Catches what papermill injects unchecked (``-p trials five``)."""
+    that type; pass the notebook's ``globals()``. Catches what papermill injects unchecked (``-p trials five``).
+
+    Args:
+        namespace: the notebook's ``globals()``, read for its parameters cell's annotations and values.
+    """
     for name, hint in namespace.get("__annotations__", {}).items():
         if not isinstance(hint, type) or name not in namespace:
             continue

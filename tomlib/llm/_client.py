@@ -193,7 +193,13 @@ class ChatModel:
 
     @classmethod
     def from_name(cls, name: str, **kwargs: Any) -> ChatModel:
-        """The model configured as ``name`` in ``configs/models.yaml``."""
+        """The model configured as ``name`` in ``configs/models.yaml``.
+
+        Args:
+            name: the entry's name (``local``, ``sim:<name>``, or one of yours); an unknown name is refused with the
+                closest names.
+            kwargs: overrides of the entry, e.g. ``mode`` (``replay``, ``record``, ``live``) or ``concurrency``.
+        """
         return cls(get_model_config(name), **kwargs)
 
     @property

@@ -50,7 +50,11 @@ async def on_engine(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to completion from synchronous code (also inside a running notebook loop)."""
+    """Run ``coro`` to completion from synchronous code (also inside a running notebook loop).
+
+    Args:
+        coro: the coroutine to run, e.g. ``table1(...)`` of an experiment.
+    """
     if _on_engine_now():
         coro.close()
         raise RuntimeError("run_sync() cannot be called from the engine loop itself; use `await`.")

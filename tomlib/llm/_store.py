@@ -692,7 +692,12 @@ def recorded_exchange(key: str, store: str | os.PathLike[str] | None = None) -> 
     """The exchange a run log's ``llm_call`` event points to: the request's ``messages`` and ``response_format``
     and the ``reply``, read from the store the call was made with (``store``) or else the default store, read-only
     (:class:`StoreReader`: nothing is written, so another user's store works too). None when neither holds ``key``
-    (a log moved without its store: import the store's transcript to see it)."""
+    (a log moved without its store: import the store's transcript to see it).
+
+    Args:
+        key: the ``llm_call`` event's ``key`` (the request's cache key).
+        store: the store the call was made with (the event's ``store``); None: the default store.
+    """
     paths = [Path(store)] if store else []
     paths.append(store_path())
     for path in dict.fromkeys(p.resolve() for p in paths):

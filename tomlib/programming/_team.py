@@ -80,7 +80,25 @@ engineers fit a 2k-token context beside the task."""
 
 @dataclass(frozen=True)
 class TeamConfig:
-    """One condition: the PM's and the engineers' ToM orders, matching on or off, and the run's knobs."""
+    """One condition: the PM's and the engineers' ToM orders, matching on or off, and the run's knobs (ICLR §6.1, F.3).
+
+    Attributes:
+        pm_tom: the PM's ToM order (0-2; Tables 1-3's rows).
+        eng_tom: the engineers' ToM order (0-2).
+        matching: whether Algorithm 1 forms the PM's coalition (Table 1's "with matching").
+        engineers: how many engineers (the paper's team: 4).
+        rounds: rounds per task (Algorithm 1's R).
+        epsilon: the trust threshold ε (φ_ij ≤ ε trusts; §4, Fig. 2 sweeps it).
+        pm_temperature: the PM's sampling temperature.
+        eng_temperature: the engineers' sampling temperature.
+        pm_max_tokens: the PM's reply budget per call.
+        eng_max_tokens: an engineer's reply budget per call.
+        eval_max_tokens: the PM's self-evaluation reply budget.
+        selection: which stable outcome is played (``tomlib.coalition.SELECTIONS``); None: the ICLR draft's default.
+        lam: λ, the weight of the engineers' abilities α in the PM's preferences (§5.2).
+
+    The other fields document themselves below.
+    """
 
     pm_tom: int = 1
     eng_tom: int = 0
@@ -393,8 +411,12 @@ async def _evaluate(
 
 
 def team_instance(cfg: TeamConfig) -> AlignmentInstance:
-    """The alignment instance of a team: PM first, then the engineers; the PM believes, and with
-    ``cfg.engineers_score`` the engineers too."""
+    """The alignment instance of a team (ICLR §4): PM first, then the engineers; the PM believes, and with
+    ``cfg.engineers_score`` the engineers too.
+
+    Args:
+        cfg: the condition (team size, ε, λ, abilities, whose preferences count).
+    """
     names = cfg.names()
     ability = dict(zip(names, cfg.abilities, strict=True)) if cfg.abilities else None
     agents = ["PM", *names]
@@ -450,7 +472,14 @@ async def _peer_scores(
 
 def team_algorithm1(cfg: TeamConfig, base: AlignmentInstance, condition: str, seed: int) -> Algorithm1:
     """Algorithm 1 as the team runs it (ICLR coalitions) under the config's rule, re-match timing and first
-    coalition; its draws are seeded by the condition and seed, so a replay on the same scores draws the same."""
+    coalition; its draws are seeded by the condition and seed, so a replay on the same scores draws the same.
+
+    Args:
+        cfg: the condition (selection rule, ``rematch``, ``initial``).
+        base: the team's alignment instance (:func:`team_instance`).
+        condition: the condition's name, which seeds the selection draws and places the recorded events.
+        seed: the episode's seed.
+    """
     return Algorithm1(
         base,
         mechanism="iclr",
@@ -465,7 +494,14 @@ def team_algorithm1(cfg: TeamConfig, base: AlignmentInstance, condition: str, se
 def score_matrix(
     base: AlignmentInstance, scores: Mapping[str, float], peers: Mapping[str, Mapping[str, float]]
 ) -> np.ndarray:
-    """A round's input to Algorithm 1: the PM's row (its scores of each engineer) and each scoring engineer's."""
+    """A round's input to Algorithm 1 (line 2): the PM's row (its scores of each engineer) and each scoring
+    engineer's.
+
+    Args:
+        base: the team's alignment instance (names and order).
+        scores: the PM's score of each engineer.
+        peers: each scoring engineer's scores of the others (empty unless engineers score).
+    """
     matrix = np.zeros((base.n, base.n))
     for n, s in scores.items():
         matrix[0, base.index(n)] = s
@@ -475,7 +511,12 @@ def score_matrix(
 
 
 def team_of(base: AlignmentInstance, rec: RoundRecord) -> list[str]:
-    """The engineers of the PM's coalition in force (all of them if the PM stands alone)."""
+    """The engineers of the PM's coalition in force (all of them if the PM stands alone).
+
+    Args:
+        base: the team's alignment instance.
+        rec: Algorithm 1's record of the round.
+    """
     return [base.names[i] for i in rec.team if i != 0] or list(base.names[1:])
 
 

@@ -66,6 +66,23 @@ _COUNT = re.compile(r"TOMLIB_TESTS_PASSED (\d+)/(\d+)")
 
 @dataclass
 class CodeNode:
+    """One coder's reply at one step of DyLAN's code network.
+
+    Attributes:
+        step: the network's step (0 first).
+        agent: the coder's role.
+        text: the whole reply.
+        code: the code read from it.
+        inputs: the coders whose previous code it was shown, in the order shown.
+        weights: its normalised ratings of those inputs.
+        runs: the Passer's verdict (the code runs the Tester's asserts).
+        tests_passed: how many of the Tester's asserts hold.
+        feedback: the Reflector's words on this code.
+        problem: why it does not run (the Passer's report).
+        importance: its Agent Importance Score, after backward propagation.
+        passed_hidden: the final code's verdict on the hidden tests (None for the others).
+    """
+
     step: int
     agent: str
     text: str
@@ -97,6 +114,18 @@ class CodeNode:
 
 @dataclass
 class DylanCodeResult:
+    """One task through DyLAN's code network (Table 7).
+
+    Attributes:
+        task: the HumanEval task.
+        roles: the coders' roles.
+        tests: the Tester's asserts.
+        nodes: every coder's reply, step by step.
+        final: the final code's node.
+        ranked: the roles the Ranker kept (empty when it never ran).
+        stopped_at: the step at which the coders agreed (None: all steps ran).
+    """
+
     task: CodeTask
     roles: tuple[str, ...]
     tests: list[str] = field(default_factory=list)

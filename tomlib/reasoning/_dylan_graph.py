@@ -70,7 +70,12 @@ def parse_ratings(text: str, n: int) -> list[float] | None:
 
 
 def normalised(ratings: list[float] | None, n: int) -> list[float]:
-    """r/5 clipped to [0, 1], normalised to sum 1; uniform when missing or all zero."""
+    """DyLAN's rating weights: r/5 clipped to [0, 1], normalised to sum 1; uniform when missing or all zero.
+
+    Args:
+        ratings: the 1-5 ratings a reply gave the replies it was shown (None: none could be read).
+        n: how many replies it was shown.
+    """
     if not ratings:
         return [1.0 / n] * n
     w = [min(max(r / 5.0, 0.0), 1.0) for r in ratings]
@@ -86,7 +91,12 @@ def ranker_picks(text: str, n: int, rng: random.Random, keep: int = 2) -> list[i
 
 def propagate_importance(nodes: Sequence[GraphNode], final: Sequence[GraphNode]) -> None:
     """DyLAN's backward propagation: ``final`` nodes share importance 1; going back a step, a node's importance is
-    the sum over the next step's nodes of (their importance × their normalised rating of it)."""
+    the sum over the next step's nodes of (their importance × their normalised rating of it).
+
+    Args:
+        nodes: every node of the network (their ``importance`` is set in place).
+        final: the nodes that gave the final answer.
+    """
     if not final:
         return
     for x in final:

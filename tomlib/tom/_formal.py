@@ -114,7 +114,14 @@ def tom_reasoning(game: Game, state: object, player: int, order: int, rng: rando
 def action_distribution(game: Game, state: object, player: int, order: int) -> dict[str, float]:
     """The chance a formal ToM-``order`` player takes each action when every tie of its recursion is drawn
     uniformly (the law of :func:`tom_reasoning` under independent ties): eq. 3 for order 0, eq. 8-9 above, each argmax
-    set weighted evenly. Its keys are every action the player may take under some resolution of the ties."""
+    set weighted evenly. Its keys are every action the player may take under some resolution of the ties.
+
+    Args:
+        game: the task (its payoffs and legal actions).
+        state: the state, with the history the recursion reads.
+        player: the seat (0 or 1).
+        order: the ToM order (0, 1 or 2).
+    """
     if not 0 <= order <= MAX_ORDER:
         raise ValueError(f"ToM order must be between 0 and {MAX_ORDER}; got {order}")
     if order == 0:
@@ -131,5 +138,13 @@ def action_distribution(game: Game, state: object, player: int, order: int) -> d
 
 
 def tom_action(game: Game, state: object, player: int, order: int, rng: random.Random) -> str:
-    """The action of a formal ToM-``order`` player (eq. 3 for order 0, eq. 8-9 above)."""
+    """The action of a formal ToM-``order`` player (eq. 3 for order 0, eq. 8-9 above).
+
+    Args:
+        game: the task (its payoffs and legal actions).
+        state: the state, with the history the recursion reads.
+        player: the seat (0 or 1).
+        order: the ToM order (0, 1 or 2).
+        rng: breaks ties among equally good actions.
+    """
     return tom_reasoning(game, state, player, order, rng)[-1].action

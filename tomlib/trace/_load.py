@@ -77,7 +77,15 @@ def load_runs(
 ) -> pd.DataFrame:
     """All matching events as a tidy frame: one row per event, ``payload`` kept as a dict. ``episodes`` (pairs of
     condition and episode) reads only those episodes' lines, through each run's episode index. A damaged run log
-    is skipped from where it cannot be read (through the index: whole) with a warning naming it and the fix."""
+    is skipped from where it cannot be read (through the index: whole) with a warning naming it and the fix.
+
+    Args:
+        results: the results folder whose ``runs/`` are read; None: the default.
+        run_ids: only these runs.
+        experiment: only runs of this experiment.
+        kinds: only events of these kinds.
+        episodes: only these (condition, episode) pairs.
+    """
     skipped: list[str] = []
     damaged: list[DamagedLog] = []
     paths = run_paths(results, run_ids)
@@ -125,7 +133,12 @@ def events_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def payload_frame(events: pd.DataFrame, kind: str | None = None) -> pd.DataFrame:
-    """Events (optionally of one kind) with their payload fields as columns."""
+    """Events (optionally of one kind) with their payload fields as columns.
+
+    Args:
+        events: a frame from :func:`load_runs`.
+        kind: only events of this kind; None: all.
+    """
     sub = events if kind is None else events[events["kind"] == kind]
     flat = pd.json_normalize(sub["payload"].tolist(), max_level=0)
     flat.index = sub.index

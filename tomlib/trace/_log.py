@@ -176,7 +176,15 @@ def drops_event(detail_episodes: int | None, kind: str, episode: int | None, ste
 
 
 class RunLog:
-    """Writes events for one run; ``with RunLog(...) as log:`` closes the file."""
+    """Writes events for one run; ``with RunLog(...) as log:`` closes the file.
+
+    Args:
+        experiment: the experiment's id (``adaptive_tom.table1``); it starts the run id.
+        run_id: a plain name for the run's folder; None: ``<experiment>-<time>-<random>``.
+        results: the results folder (``runs/<run_id>/`` goes there); None: the default.
+        meta: what the run is (model, source, reading, ...), written in its first line.
+        detail_episodes: episodes per condition logged step by step (see ``__init__``); None: all.
+    """
 
     def __init__(
         self,
