@@ -9,7 +9,8 @@ load correctly, just more slowly.
 
 A finished run's log can be compressed (:func:`compress_log`, which the runner does after each notebook): it
 becomes ``events.jsonl.gz``, a series of gzip members of whole lines whose places the index keeps, so a reader still
-decompresses only the members that hold the episodes it shows.
+decompresses only the members that hold the episodes it shows. Anything that opens a run log must go through
+:func:`log_in` / :func:`open_log`, never the literal ``events.jsonl``: the log may be the compressed one.
 """
 
 from __future__ import annotations

@@ -9,6 +9,11 @@ or closes its log keeps all of them. A rerun with the same ``run_id`` appends to
 Cost: each event is serialized once with orjson (json for what orjson refuses, e.g. a lone surrogate). Redaction
 and indexing happen per batch, when it is written: a batch is scanned once, and its lines are redacted one by one
 only when a secret or a key-shaped pattern's literal occurs in it. Nothing reaches the file unredacted.
+
+What a formal log keeps: every step kind (:data:`STEP_KINDS`: predictions, actions, states, A-ToM's weights and
+alignment) of its first ``detail_episodes`` only (3 for a notebook's own run, 0 for runs under other readings). A
+table or figure must never read those kinds back from a log: compute it from the run in memory (``EpisodeResult``,
+``Reproduction.weights``), as §6.1 and Fig. 3 do, or it silently averages a few episodes.
 """
 
 from __future__ import annotations
