@@ -335,14 +335,7 @@ async def run_dylan_code(
                     break
         await _passer(checker, task, script, nodes)
         if step < STEPS - 1 and res.stopped_at is None:
-            reply = await chat.complete(
-                _reflector_messages(task, nodes, len(res.tests)),
-                sample_key=key(step, "Reflector", "reflect"),
-                temperature=0.0,
-                max_tokens=300,
-            )
-            for n, fb in zip(nodes, _feedback(reply.content, len(nodes)), strict=True):
-                n.feedback = fb
+            await _reflector(chat, task, nodes, len(res.tests), key(step, "Reflector", "reflect"))
         for n in nodes:
             record_all(n.events(len(res.tests)), step=step, **at)
         res.nodes += nodes
@@ -372,6 +365,17 @@ async def _passer(checker: CheckCache, task: CodeTask, script: str, nodes: list[
         n.runs = bool(n.code.strip()) and c.passed
         n.tests_passed = read_count(c) if n.code.strip() else 0
         n.problem = "" if n.runs else ("no code in the reply" if not n.code.strip() else c.reason)
+
+
+async def _reflector(
+    chat: ChatModel, task: CodeTask, nodes: list[CodeNode], n_tests: int, sample_key: SampleKey
+) -> None:
+    """The Reflector: one comment on each node's code, which the next step's coders see."""
+    reply = await chat.complete(
+        _reflector_messages(task, nodes, n_tests), sample_key=sample_key, temperature=0.0, max_tokens=300
+    )
+    for n, fb in zip(nodes, _feedback(reply.content, len(nodes)), strict=True):
+        n.feedback = fb
 
 
 async def _final(checker: CheckCache, task: CodeTask, res: DylanCodeResult, last: list[CodeNode]) -> None:
