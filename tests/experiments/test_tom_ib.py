@@ -60,7 +60,7 @@ def test_fig5_runs_every_configuration_and_counts(make_model, server, isolated: 
 def _trial(make_model, server, isolated: Path, reply, **kw):  # type: ignore[no-untyped-def]
     """One ToM+IB trial against a fake model answering with ``reply(system, user)``; the requests it saw."""
     from tomlib.envs.city import City
-    from tomlib.trace import RunLog
+    from tomlib.trace import RunLog, logging_to
 
     seen: list[tuple[str, str]] = []
 
@@ -71,7 +71,9 @@ def _trial(make_model, server, isolated: Path, reply, **kw):  # type: ignore[no-
 
     server.responder = respond
     log = RunLog("tom_ib.test", results=str(isolated / "results"))
-    trial = asyncio.run(tom_ib.run_trial(City(), make_model(json_mode="json_object"), "ToM+IB", 0, log, **kw))
+    with logging_to(log):
+        chat = make_model(json_mode="json_object")
+        trial = asyncio.run(tom_ib.run_trial(City(), chat, "ToM+IB", 0, experiment="tom_ib.test", **kw))
     log.close()
     states = payload_frame(load_runs(str(isolated / "results"), run_ids=[log.run_id]), "env_state")
     return trial, seen, states

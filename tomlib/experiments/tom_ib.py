@@ -31,7 +31,8 @@ from tomlib.experiments._checks import check_models, check_names, check_whole
 from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._units import write_units_with_truth
 from tomlib.llm import ChatModel, source_of
-from tomlib.trace import RunLog
+from tomlib.recording import record
+from tomlib.trace import RunLog, logging_to
 
 PAPER_ID = "tom_ib"
 COUNTERS = tuple(f.name for f in fields(Counters))  # invalid_actions, invalid_translations, inconsistencies, ...
@@ -64,20 +65,21 @@ async def run_trial(
     chat: ChatModel,
     config: str,
     trial: int,
-    log: RunLog,
     *,
+    experiment: str = f"{PAPER_ID}.fig5",
     temperature: float = 0.7,
     verification: Verification = "authors",
     observation: Observation = "partial",
 ) -> Trial:
-    """Play one simulation (§4.1: up to 7 turns per agent) with the three BDI agents of §3.2 under ``config``.
+    """Play one simulation (§4.1: up to 7 turns per agent) with the three BDI agents of §3.2 under ``config``; the
+    city's states, every agent's reasoning and the score are recorded to the run log in force.
 
     Args:
         city: the city simulation (§3.1) with its rules.
         chat: the model every agent asks.
         config: one of the four configurations of §4.1 (Base, ToM, IB, ToM+IB).
         trial: the trial's number, its episode in the run log.
-        log: the run log the trial's events go to.
+        experiment: the experiment named in the agents' sample keys (Fig. 5's run by default).
         temperature: the agents' sampling temperature (the paper prints none; 0.7 is ours).
         verification: how the internal beliefs are checked (§3.3): the authors' self-consistency, or ours.
         observation: what an agent sees of the city: ``partial`` (its district and messages) or ``full``.
@@ -87,41 +89,25 @@ async def run_trial(
         for a in AGENTS
     }
     memory, counters = TeamMemory(), Counters()
-    site = {"experiment": log.experiment, "condition": config, "trial": trial}
+    site = {"experiment": experiment, "condition": config, "trial": trial}
     state = city.reset()
-    log.event(
-        "env_state",
-        {
-            "levels": state.levels,
-            "health": state.health,
-            "positions": state.position,
-            "edges": [list(e) for e in (*city.params.edges, *city.params.extra_edges)],
-            "agents": list(AGENTS),
-        },
-        condition=config,
-        episode=trial,
-        step=0,
-    )
+    at: dict[str, Any] = {"condition": config, "episode": trial}
+    edges = [list(e) for e in (*city.params.edges, *city.params.extra_edges)]
+    first = {"levels": state.levels, "health": state.health, "positions": state.position, "edges": edges}
+    record("env_state", {**first, "agents": list(AGENTS)}, step=0, **at)
     while not city.is_over(state):
         agent = city.current_agent(state)
         step = state.round * len(AGENTS) + state.turn
 
         def emit(kind: str, payload: dict[str, Any], _agent: str = agent, _step: int = step) -> None:
-            log.event(kind, payload, condition=config, episode=trial, step=_step, agent=_agent)
+            record(kind, payload, step=_step, agent=_agent, **at)
 
         action = await agents[agent].turn(city, state, memory, counters, site, emit)
         state = city.apply(state, agent, action)
-        log.event(
-            "env_state",
-            {"levels": state.levels, "health": state.health, "positions": state.position, "carry": state.carry},
-            condition=config,
-            episode=trial,
-            step=step + 1,
-        )
+        seen = {"levels": state.levels, "health": state.health, "positions": state.position, "carry": state.carry}
+        record("env_state", seen, step=step + 1, **at)
     final = city.final_health(state)
-    log.event(
-        "score", {"final_health": final, "health": state.health, **asdict(counters)}, condition=config, episode=trial
-    )
+    record("score", {"final_health": final, "health": state.health, **asdict(counters)}, **at)
     return Trial(chat.name, config, trial, final, counters)
 
 
@@ -312,7 +298,6 @@ async def fig5(
                             chat,
                             config,
                             t,
-                            log,
                             temperature=temperature,
                             verification=verification,
                             observation=observation,
@@ -320,7 +305,8 @@ async def fig5(
                         bar.update(1)
                         return got
 
-                    trial_rows += await asyncio.gather(*(one(t) for t in range(trials)))
+                    with logging_to(log):
+                        trial_rows += await asyncio.gather(*(one(t) for t in range(trials)))
         finally:
             bar.close()
             log.close()
