@@ -12,10 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from tomlib.trace import RunLog
+
+class RunLog(Protocol):
+    """What recording needs of a run log (:class:`tomlib.trace.RunLog`, or a recorder standing in for one)."""
+
+    def event(self, kind: str, payload: dict[str, Any] | None = None, **where: Any) -> dict[str, Any]: ...
+
 
 _LOG: ContextVar[RunLog | None] = ContextVar("tomlib_run_log", default=None)
 
