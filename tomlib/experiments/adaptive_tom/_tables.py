@@ -143,20 +143,12 @@ async def table2(
     """Table 2 (§5.2): A-ToM (FTL, Hedge; §3.3) with ToM-0/1/2 partners in both seats, and with itself.
 
     Args:
-        model: ``"formal"`` (the exact ToM-k agents) or a configured model name (§3.4's LLM agents).
-        llm_mode: replay the committed transcripts, record, or call the model live (LLM agents only).
         tasks: the task settings of §4.1 to play, all five by default.
         algorithms: A-ToM's expert algorithms (§3.3): FTL, Hedge or both.
         partners: those of :data:`TABLE2_PARTNERS` to play, all by default.
-        episodes: episodes per condition (§4.2: 30).
-        seed: the seed of the episodes (§4.2: 42).
         temperature: the LLM agents' sampling temperature (§4.2: 0.1).
-        results: the results folder (default ``results/``).
-        progress: show a progress bar.
-        run_id: the run log's id (default: a new one).
-        chat: a model to play with instead of building ``model``'s (tests).
-        detail_episodes: a formal run's episodes per condition logged step by step (LLM runs log every step).
-        **options: :class:`Setup`'s agent options (the tie model, A-ToM's losses, the LLM prompts' history).
+        model, llm_mode, episodes, seed, results, progress, run_id, chat, detail_episodes, options: as for
+            :func:`table1`.
     """
     cells = []
     for task in tasks:
@@ -198,19 +190,11 @@ async def table4(
     (two replies coordinate with every partner choice, so ties are where their randomness lives).
 
     Args:
-        model: ``"formal"`` (the exact ToM-k agents) or a configured model name (§3.4's LLM agents).
-        llm_mode: replay the committed transcripts, record, or call the model live (LLM agents only).
         tasks: the 3-action matrix games to play (:data:`THREE_ACTION_TASKS`).
         pairs: the (player 1, player 2) orders to pair, Table 1's by default.
-        episodes: episodes per condition (§4.2: 30).
-        seed: the seed of the episodes (§4.2: 42).
         temperature: the LLM agents' sampling temperature (§6.2: 0.9).
-        results: the results folder (default ``results/``).
-        progress: show a progress bar.
-        run_id: the run log's id (default: a new one).
-        chat: a model to play with instead of building ``model``'s (tests).
-        detail_episodes: a formal run's episodes per condition logged step by step (LLM runs log every step).
-        **options: :class:`Setup`'s agent options (the tie model, A-ToM's losses, the LLM prompts' history).
+        model, llm_mode, episodes, seed, results, progress, run_id, chat, detail_episodes, options: as for
+            :func:`table1`.
     """
     cells = pair_cells(tasks, pairs)
     setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, **options)
@@ -248,19 +232,11 @@ async def fig3(
     ToM-0 and with a ToM-1 partner, averaged over episodes.
 
     Args:
-        model: ``"formal"`` (the exact ToM-k agents) or a configured model name (§3.4's LLM agents).
-        llm_mode: replay the committed transcripts, record, or call the model live (LLM agents only).
         tasks: the task settings played (default: Game 1, Game 2 and Memory-1; §5.3 draws Overcooked).
         partners: A-ToM's partners (§5.3: ToM-0 and ToM-1).
-        episodes: episodes per condition (§4.2: 30).
-        seed: the seed of the episodes (§4.2: 42).
         temperature: the LLM agents' sampling temperature (§4.2: 0.1).
-        results: the results folder (default ``results/``).
-        progress: show a progress bar.
-        run_id: the run log's id (default: a new one).
-        chat: a model to play with instead of building ``model``'s (tests).
-        detail_episodes: a formal run's episodes per condition logged step by step (LLM runs log every step).
-        **options: :class:`Setup`'s agent options (the tie model, A-ToM's losses, the LLM prompts' history).
+        model, llm_mode, episodes, seed, results, progress, run_id, chat, detail_episodes, options: as for
+            :func:`table1`.
     """
     cells = [({"player1": "A-ToM", "player2": p}, (ATOM["Hedge"], p), task) for task in tasks for p in partners]
     setup = Setup(model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, **options)
@@ -391,18 +367,11 @@ async def table3(
     an agent type's cell is its mean time over all its episodes, in either seat.
 
     Args:
-        model: ``"formal"`` (the exact ToM-k agents) or a configured model name (§3.4's LLM agents).
-        llm_mode: replay the committed transcripts, record, or call the model live (LLM agents only).
         agents: the agent types crossed (§6.1's seven); one that cannot play is a row that says why.
         episodes: episodes per ordered pair (§4.2: 30).
-        seed: the seed of the episodes (§4.2: 42).
         temperature: the LLM agents' sampling temperature (§4.2: 0.1).
-        results: the results folder (default ``results/``).
-        progress: show a progress bar.
-        run_id: the run log's id (default: a new one).
-        chat: a model to play with instead of building ``model``'s (tests).
-        detail_episodes: a formal run's episodes per condition logged step by step (LLM runs log every step).
         **options: :class:`Setup`'s agent options; ``pbt="ppo-selfplay"`` seats the PPO stand-in as PBT (its source).
+        model, llm_mode, seed, results, progress, run_id, chat, detail_episodes: as for :func:`table1`.
     """
     from tqdm.auto import tqdm
 
