@@ -10,7 +10,7 @@ import pytest
 
 from tomlib.agents import AdaptiveToMAgent, FormalToMAgent, play_episode
 from tomlib.envs import load_game, rng_for
-from tomlib.trace import RunLog, load_runs, payload_frame
+from tomlib.trace import RunLog, load_runs, logging_to, payload_frame
 
 pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
@@ -50,16 +50,16 @@ def test_hedge_weights_follow_algorithm_2() -> None:
 
 def test_episode_events_are_logged_with_expert_weights(isolated: Path) -> None:
     log = RunLog("t", run_id="ep")
-    asyncio.run(
-        play_episode(
-            load_game("matrix(memory=1)"),
-            [AdaptiveToMAgent("hedge"), FormalToMAgent(1)],
-            seed=1,
-            episode=3,
-            condition="m1:A vs 1",
-            log=log,
+    with logging_to(log):
+        asyncio.run(
+            play_episode(
+                load_game("matrix(memory=1)"),
+                [AdaptiveToMAgent("hedge"), FormalToMAgent(1)],
+                seed=1,
+                episode=3,
+                condition="m1:A vs 1",
+            )
         )
-    )
     log.close()
     ev = load_runs(run_ids=["ep"])
     kinds = ev["kind"].value_counts()

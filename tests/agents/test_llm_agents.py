@@ -11,7 +11,7 @@ import pytest
 from tomlib.agents import AdaptiveToMAgent, play_episode
 from tomlib.agents.llm import LLMPredictor, LLMResponder, LLMToM, LLMToMAgent
 from tomlib.envs import load_game
-from tomlib.trace import RunLog, load_runs, payload_frame
+from tomlib.trace import RunLog, load_runs, logging_to, payload_frame
 
 pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may name its own
 
@@ -27,7 +27,8 @@ def test_tom_k_asks_k_plus_one_times_per_step_with_distinct_sample_keys(make_mod
     log.observe(chat)
     game = load_game("matrix(memory=1,rounds=3)")
     agents = [LLMToMAgent(2, LLMToM(chat)), LLMToMAgent(0, LLMToM(chat))]
-    result = asyncio.run(play_episode(game, agents, seed=1, episode=0, condition="m1:ToM-2 vs ToM-0", log=log))
+    with logging_to(log):
+        result = asyncio.run(play_episode(game, agents, seed=1, episode=0, condition="m1:ToM-2 vs ToM-0"))
     log.close()
     assert result.actions == [("B", "B")] * 3
     assert server.n_requests == 3 * (3 + 1)
@@ -47,7 +48,8 @@ def test_action_controller_reasks_then_falls_back_and_logs_it(make_model, server
     log = RunLog("t", run_id="ctl")
     game = load_game("matrix(memory=1,rounds=2)")
     agents = [LLMToMAgent(0, LLMToM(chat, max_attempts=3)), LLMToMAgent(0, LLMToM(chat, max_attempts=2))]
-    result = asyncio.run(play_episode(game, agents, seed=1, episode=0, condition="c", log=log))
+    with logging_to(log):
+        result = asyncio.run(play_episode(game, agents, seed=1, episode=0, condition="c"))
     log.close()
     assert all(a in ("A", "B") for joint in result.actions for a in joint)
     beliefs = payload_frame(load_runs(run_ids=["ctl"]), "belief")

@@ -1,4 +1,5 @@
-"""Playing episodes: two agents, one game, every step logged to the run log."""
+"""Playing episodes: two agents, one game, every step recorded to the run log in force
+(:func:`tomlib.trace.logging_to`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from tomlib.agents._base import SEATS, Agent, Emit, Site, no_emit
 from tomlib.envs import Game, rng_for
-from tomlib.trace import RunLog, drops_event
+from tomlib.trace import RunLog, current_log, drops_event
 
 
 @dataclass
@@ -25,8 +26,8 @@ class EpisodeResult:
 
 
 def make_emitter(log: RunLog | None, condition: str, episode: int, agent: str, step: list[int]) -> Emit:
-    """An ``emit`` that writes events placed at (condition, episode, current step, agent); the step kinds of an
-    episode the log keeps no steps of are dropped here, before the log is asked."""
+    """An ``emit`` that writes events placed at (condition, episode, current step, agent) to ``log``; the step kinds
+    of an episode the log keeps no steps of are dropped here, before the log is asked. No log: events go nowhere."""
     if log is None:
         return no_emit
     steps = log.keeps_steps(episode)
@@ -46,7 +47,6 @@ async def play_episode(
     seed: int,
     episode: int,
     condition: str = "",
-    log: RunLog | None = None,
     experiment: str = "adhoc",
 ) -> EpisodeResult:
     """Run one episode of a two-player game (adaptive-ToM paper §3: both act at once each step, then observe the
@@ -58,14 +58,16 @@ async def play_episode(
         seed: the run's seed; with ``condition``, ``episode`` and the seat it seeds each agent's stream.
         episode: the episode's number within its condition.
         condition: the pairing's name in the run log and in sample keys.
-        log: where states, actions and the score go (None: nowhere); its ``detail_episodes`` decides which
-            episodes keep their steps.
-        experiment: the experiment named in the agents' ``Site`` when there is no log.
+        experiment: the experiment named in the agents' ``Site`` when no run log is in force (else the log's).
+
+    States, actions and the score go to the run log in force (none: nowhere); its ``detail_episodes`` decides which
+    episodes keep their steps.
     """
     if len(agents) != 2:
         raise ValueError("an episode needs exactly two agents")
     step = [0]
     seats = SEATS
+    log: RunLog | None = current_log()  # type: ignore[assignment]
     site = Site(experiment=log.experiment if log else experiment, condition=condition, episode=episode)
     for p, agent in enumerate(agents):
         emit = make_emitter(log, condition, episode, seats[p], step)

@@ -11,7 +11,7 @@ from tomlib.agents import EpisodeResult, play_episode
 from tomlib.envs import Game
 from tomlib.experiments._jobs import in_flight
 from tomlib.experiments.adaptive_tom._setup import ATOM, Setup
-from tomlib.trace import RunLog
+from tomlib.trace import RunLog, logging_to
 
 
 async def play_here(
@@ -39,7 +39,8 @@ async def play_here(
     async def one(ep: int) -> EpisodeResult:
         async with in_order, limit:
             agents = kept or [setup.agent(players[0]), setup.agent(players[1])]
-            result = await play_episode(game, agents, seed=seed, episode=ep, condition=condition, log=log)
+            with logging_to(log):
+                result = await play_episode(game, agents, seed=seed, episode=ep, condition=condition)
             on_episode()
             return result
 
