@@ -72,7 +72,17 @@ async def ask_k_level(
     episode: int = 0,
     temperature: float = 0.0,
 ) -> JsonCompletion[KLevelReply]:
-    """One structured k-level call, keyed so that a replay finds exactly this call."""
+    """One structured k-level call, keyed so that a replay finds exactly this call.
+
+    Args:
+        chat: the model to ask.
+        tom_order: the ToM order k the prompt asks the player to reason at (adaptive-ToM paper, eq. 3 and 8-9).
+        my_last: the player's own choice last round.
+        partner_last: the partner's choice last round.
+        experiment: the experiment named in the call's sample key.
+        episode: the episode named in the call's sample key.
+        temperature: the sampling temperature (0: the most likely reply).
+    """
     key = SampleKey(
         experiment=experiment,
         condition=f"tom{tom_order}",

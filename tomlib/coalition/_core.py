@@ -37,6 +37,12 @@ class CoalitionStructure:
 
     @classmethod
     def of(cls, coalitions: Sequence[Sequence[int]], n: int) -> CoalitionStructure:
+        """A structure from its coalitions, in a canonical order (ICLR §4.1: disjoint coalitions of the n agents).
+
+        Args:
+            coalitions: the coalitions, each a sequence of agent indices; they must be disjoint.
+            n: the number of agents (indices 0..n-1); agents in no coalition stay outside.
+        """
         cs = tuple(sorted(tuple(sorted(c)) for c in coalitions))
         seen = [i for c in cs for i in c]
         if len(seen) != len(set(seen)) or any(not 0 <= i < n for i in seen):
@@ -97,7 +103,12 @@ def _blocking(inst: AlignmentInstance, structure: CoalitionStructure) -> Iterato
 
 
 def find_blocking(inst: AlignmentInstance, structure: CoalitionStructure) -> Coalition | None:
-    """A blocking coalition of ``structure`` (smallest first), or None when it is stable. Brute force."""
+    """A blocking coalition of ``structure`` (smallest first), or None when it is stable (ICLR §4.2). Brute force.
+
+    Args:
+        inst: the alignment instance (scores, ε, the blocking readings ``trusted_blocking`` and ``blocking_size``).
+        structure: the coalition structure to test.
+    """
     return next(_blocking(inst, structure), None)
 
 

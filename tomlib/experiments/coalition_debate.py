@@ -261,7 +261,11 @@ def debate_units(runs: DebateRuns) -> pd.DataFrame:
 
 def compare_drafts(table: pd.DataFrame) -> pd.DataFrame:
     """Win rates (%) by setting: ours per side with draws (ToM with matching once per draft's mechanism), the ICLR
-    draft's per side and the NeurIPS draft's (affirmative only; another model and judge) on the rows they apply to."""
+    draft's per side and the NeurIPS draft's (affirmative only; another model and judge) on the rows they apply to.
+
+    Args:
+        table: Table 4 as :func:`table4` returns it.
+    """
     from tomlib.report import paper_table
 
     judges = ", ".join(sorted(set(table["judge"]))) if "judge" in table.columns else "?"
@@ -301,7 +305,11 @@ def compare_drafts(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_table4(table: pd.DataFrame) -> Any:
-    """Win rates per setting: ours (with draws stacked on top) beside the ICLR and NeurIPS drafts' values."""
+    """Win rates per setting: ours (with draws stacked on top) beside the ICLR and NeurIPS drafts' values.
+
+    Args:
+        table: Table 4 as :func:`table4` returns it.
+    """
     import matplotlib.pyplot as plt
 
     grid = compare_drafts(table)
@@ -336,7 +344,13 @@ def pair_by_rule(runs: DebateRuns, *, results: str | None = None, draws: int = 1
     mechanism (NeurIPS pairs; ICLR coalitions of at least two, whose best-aligned pair speaks) and, for the pairs,
     each reading of how a debater ranks its partners (``pair_order``: eq. 3's aligned-or-not, or strictly by φ). On
     the scores this run recorded (no new calls, per tested side) and on uniform random scores. The ToM-1/ToM-2 row is
-    the paper's round-1 cooperation rate (9.1%): how much of it the rules and readings alone decide."""
+    the paper's round-1 cooperation rate (9.1%): how much of it the rules and readings alone decide.
+
+    Args:
+        runs: the debates :func:`run_debates` played (their recorded round-1 scores).
+        results: the results folder whose run log holds those scores (default ``results/``).
+        draws: how many uniform random score draws the "random scores" rows average over.
+    """
     frames = {}
     orders = {"NeurIPS pairs, eq. 3 order": "eq3", "NeurIPS pairs, strict φ order": "phi"}
     for side in SIDES:

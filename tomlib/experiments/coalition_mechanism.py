@@ -130,7 +130,13 @@ def score_table(inst: AlignmentInstance) -> pd.DataFrame:
 
 
 def preference_table(inst: AlignmentInstance, agent: str = "PM", top: int = 8) -> pd.DataFrame:
-    """Agent's preference over the coalitions it could be in (eq. 2 with §5.2): lowest B' first."""
+    """Agent's preference over the coalitions it could be in (eq. 2 with §5.2): lowest B' first.
+
+    Args:
+        inst: the alignment instance (scores, abilities, λ, the minimum size).
+        agent: whose preference (by name).
+        top: how many coalitions to show.
+    """
     i = inst.index(agent)
     others = [j for j in range(inst.n) if j != i]
     rows = []
@@ -231,7 +237,11 @@ def mechanism_view(inst: AlignmentInstance, seed: int = 0) -> MechanismView:
 
 
 def mechanism_widget(inst: AlignmentInstance) -> Any:
-    """Sliders for ε, λ, the minimum size and each engineer's score and ability; the outcome redraws live."""
+    """Sliders for ε, λ, the minimum size and each engineer's score and ability; the outcome redraws live.
+
+    Args:
+        inst: the instance the sliders start from (:func:`worked_instance`).
+    """
     import ipywidgets as w
 
     names = inst.names
@@ -288,7 +298,14 @@ def drifting_rounds(rounds: int = 6, seed: int = 0, drift: float = 0.35) -> list
 def algorithm1(
     rounds: int = 6, seed: int = 0, epsilon: float = 0.25, results: str | None = None
 ) -> tuple[dict[str, Algorithm1Run], str]:
-    """Algorithm 1 under both drafts on the same drifting scores; events in one run log."""
+    """Algorithm 1 (ICLR Alg. 1; NeurIPS §5) under both drafts on the same drifting scores; events in one run log.
+
+    Args:
+        rounds: rounds of drifting scores (:func:`drifting_rounds`).
+        seed: the drift's seed.
+        epsilon: the trust threshold ε.
+        results: the results folder the run log goes to (default ``results/``).
+    """
     scores = drifting_rounds(rounds, seed)
     base = worked_instance(epsilon=epsilon)
     runs = {}
@@ -303,6 +320,11 @@ def algorithm1(
 
 
 def lifetime_table(runs: dict[str, Algorithm1Run]) -> pd.DataFrame:
+    """Per draft: the rounds Algorithm 1 matched at, its re-matches and its coalitions' lifetimes (§6.2).
+
+    Args:
+        runs: Algorithm 1's record per mechanism, as :func:`algorithm1` returns them.
+    """
     return pd.DataFrame(
         [
             {
@@ -345,7 +367,15 @@ def appendix_g(
     in the columns ``blocking`` (G.2's, the default) and ``trust``, whether some coalition could block at the start
     (``blocking_at_start``: the claims are judged on those instances) and the dynamics' ``steps``; agents allowed
     outside every coalition (``everyone_in`` False) and ε = 0.25. The table adds, per reading, the share of instances
-    with a blocking coalition at the start and the mean steps of the dynamics."""
+    with a blocking coalition at the start and the mean steps of the dynamics.
+
+    Args:
+        trials: random instances per reading.
+        seed: the instances' seed.
+        results: the results folder the units go to (default ``results/``).
+        blocking: the readings of what may block to run (the first is the one the other shares use).
+        trust: the shares of trusted pairs to draw instances at (None: uniform scores); the first is the default.
+    """
     # the first share under every reading of what may block; the others under the first reading only (G.2's: the one
     # where a blocking coalition must be trusted throughout, so the only one the share of trusted pairs moves much)
     runs = [(trust[0], b) for b in blocking] + [(t, blocking[0]) for t in trust[1:]]
@@ -409,7 +439,12 @@ SCENARIOS = {
 
 def selection_views(draws: int = 500, seed: int = 0) -> dict[str, pd.DataFrame]:
     """For each team the LLM experiments match, the share (%) of uniform random score draws in which each rule of
-    :data:`tomlib.coalition.SELECTIONS` makes each team cooperate (exact expectations per draw)."""
+    :data:`tomlib.coalition.SELECTIONS` makes each team cooperate (exact expectations per draw).
+
+    Args:
+        draws: uniform random score draws per team.
+        seed: the draws' seed.
+    """
     from tomlib.experiments._selection import random_instances, selection_shares
 
     out = {}
@@ -421,7 +456,13 @@ def selection_views(draws: int = 500, seed: int = 0) -> dict[str, pd.DataFrame]:
 
 def everyone_in_comparison(trials: int = 100, seed: int = 0, sizes: Sequence[int] = (4, 5, 6, 7)) -> pd.DataFrame:
     """How often no stable structure exists, per size n (min_size ⌈n/2⌉, uniform scores for everyone), when agents
-    may stay outside a coalition (ours) and when every agent must be in one (the ICLR text read literally)."""
+    may stay outside a coalition (ours) and when every agent must be in one (the ICLR text read literally).
+
+    Args:
+        trials: random instances per size.
+        seed: the instances' seed.
+        sizes: the numbers of agents n to try.
+    """
     rng = np.random.default_rng(seed)
     drawn = {n: [random_instance(rng, n) for _ in range(trials)] for n in sizes}
     jobs = [dataclasses.replace(i, everyone_in=literal) for n in sizes for i in drawn[n] for literal in (False, True)]
@@ -449,7 +490,14 @@ def one_to_many_comparison(
 ) -> pd.DataFrame:
     """The NeurIPS matching as pairs (quota 1) and as its one-to-many μ (quota q: up to q partners each; §4.2), on
     uniform random scores: how often a stable matching exists, and in the solvers' optimum (fewest unmatched, then
-    the lowest total misalignment) how many agents are matched and with how many partners."""
+    the lowest total misalignment) how many agents are matched and with how many partners.
+
+    Args:
+        trials: random instances per size and quota.
+        seed: the instances' seed.
+        sizes: the numbers of agents n to try.
+        quotas: the partner quotas q to try (1: pairs).
+    """
     from tomlib.coalition import partners
 
     rng = np.random.default_rng(seed)
@@ -500,7 +548,14 @@ def c1_case_study(
     """Appendix C.1's roles under §5.2 (formal): a PM with uniform random alignment scores for a UI, a Backend and a
     Full-Stack engineer, each with α = w·frontend + (1 - w)·backend for a task whose frontend share is w (our
     scalarisation; the text gives none). Per w and ability term (none, λ·α as intended, as printed): the share (%)
-    of draws in which each engineer is in the PM's team (the best-aligned stable coalition of ≥ 2, exact shares)."""
+    of draws in which each engineer is in the PM's team (the best-aligned stable coalition of ≥ 2, exact shares).
+
+    Args:
+        draws: uniform random score draws per frontend share.
+        seed: the draws' seed.
+        frontend_weights: the task's frontend shares w to try.
+        lam: λ, the weight of the ability term (§5.2).
+    """
     from tomlib.coalition import team_shares
 
     rng = np.random.default_rng(seed)

@@ -136,7 +136,12 @@ def replay_summary(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def replay_wide(summary: pd.DataFrame, measure: str = "coalition_lifetime") -> pd.DataFrame:
-    """One ``measure`` of the summary per condition (rows) and reading (columns, ``as run`` first)."""
+    """One ``measure`` of the summary per condition (rows) and reading (columns, ``as run`` first).
+
+    Args:
+        summary: the replays' summary, as :func:`replay_summary` returns it.
+        measure: which of its measures to show (a column of ``summary``).
+    """
     if summary.empty:
         return summary
     keys = ["model", "benchmark", "pm_tom", "eng_tom"]
@@ -193,7 +198,14 @@ async def run_prompt_readings(
 ) -> pd.DataFrame:
     """Run ``configs`` again under each prompt reading the notebook's ``protocol`` does not set already (``pm_cites``
     only with matching), and return ``table`` of each run, labelled by ``reading``; the tables write their units, so
-    the claims are judged under these readings too. ``run`` goes to :func:`run_programming`."""
+    the claims are judged under these readings too.
+
+    Args:
+        configs: the conditions to run again.
+        table: the table to make of each run (e.g. ``table1``).
+        protocol: the prompt readings the notebook already sets (those are not varied).
+        run: the rest of :func:`run_programming`'s arguments (model, tasks, seeds, results, ...).
+    """
     frames = []
     for label, change in PROMPT_READINGS.items():
         if all(protocol.get(k) == v for k, v in change.items()):
@@ -208,7 +220,12 @@ async def run_prompt_readings(
 
 def prompt_wide(ours: pd.DataFrame, others: pd.DataFrame) -> pd.DataFrame:
     """A table's values under our prompt reading beside each other one: rows are the table's cells, columns the
-    readings (with the paper's value first)."""
+    readings (with the paper's value first).
+
+    Args:
+        ours: the table under our prompt reading.
+        others: the tables under the other readings, labelled by ``reading`` (:func:`run_prompt_readings`).
+    """
     both = pd.concat([ours.assign(reading="ours"), others], ignore_index=True)
     keys = [
         c for c in ("model", "benchmark", "method", "tom_order", "pm_tom", "eng_tom", "matching", "round", "metric")
