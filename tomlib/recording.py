@@ -15,26 +15,26 @@ from contextvars import ContextVar
 from typing import Any, Protocol
 
 
-class RunLog(Protocol):
+class EventSink(Protocol):
     """What recording needs of a run log (:class:`tomlib.trace.RunLog`, or a recorder standing in for one)."""
 
     def event(self, kind: str, payload: dict[str, Any] | None = None, **where: Any) -> dict[str, Any]: ...
 
 
-_LOG: ContextVar[RunLog | None] = ContextVar("tomlib_run_log", default=None)
+_LOG: ContextVar[EventSink | None] = ContextVar("tomlib_run_log", default=None)
 
 
 Events = Iterable[tuple[str, dict[str, Any], dict[str, Any]]]
 """A record's run-log events as ``(kind, payload, where)``: a round's records say which events they make."""
 
 
-def current_log() -> RunLog | None:
+def current_log() -> EventSink | None:
     """The run log in force here, or None."""
     return _LOG.get()
 
 
 @contextmanager
-def logging_to(log: RunLog | None) -> Iterator[RunLog | None]:
+def logging_to(log: EventSink | None) -> Iterator[EventSink | None]:
     """Make ``log`` the run log in force inside the block (None: no log, even inside an outer block)."""
     token = _LOG.set(log)
     try:
