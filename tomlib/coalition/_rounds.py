@@ -17,7 +17,7 @@ S = N and matches at once, line 6 with R = 1); ``all``, every agent, in force un
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,7 @@ import numpy as np
 from tomlib.coalition._instance import AlignmentInstance
 from tomlib.coalition._pairs import partners
 from tomlib.coalition._select import Mechanism, check_selection, choose
-from tomlib.recording import record
+from tomlib.recording import record_all
 
 INITIALS: tuple[str, ...] = ("match", "all")
 """The first coalition: matched in round 1 (``match``, ICLR Alg. 1 line 6) or all agents (``all``, NeurIPS §6.2)."""
@@ -205,10 +205,13 @@ def run_algorithm1(
 
 
 def record_round(inst: AlignmentInstance, rec: RoundRecord, condition: str, episode: int | None) -> None:
-    """A round's events, to the run log in force: every believer's alignment, the team in force, and a re-match
-    signal if any."""
+    """A round's events (:func:`round_events`) to the run log in force; without one they are not made."""
+    record_all(round_events(inst, rec), condition=condition, episode=episode, step=rec.round)
+
+
+def round_events(inst: AlignmentInstance, rec: RoundRecord) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """A round's events: every believer's alignment, the team in force, and a re-match signal if any."""
     names = inst.names
-    at: dict[str, Any] = {"condition": condition, "episode": episode, "step": rec.round}
     for i in range(inst.n):
         if not inst.has_beliefs[i]:
             continue
@@ -218,9 +221,9 @@ def record_round(inst: AlignmentInstance, rec: RoundRecord, condition: str, epis
             "epsilon": inst.epsilon,
             "ftm": rec.ftm[names[i]],
         }
-        record("alignment", alignment, agent=names[i], **at)
+        yield "alignment", alignment, {"agent": names[i]}
     found = {"stable_outcomes": rec.stable_outcomes} if rec.matched else {}
     team = [names[i] for i in rec.team]
-    record("coalition", {"matched": rec.matched, "team": team, "structure": rec.structure, **found}, **at)
+    yield "coalition", {"matched": rec.matched, "team": team, "structure": rec.structure, **found}, {}
     if rec.signal:
-        record("rematch", {"misaligned": [{"by": a, "about": b, "phi": p} for a, b, p in rec.misaligned]}, **at)
+        yield "rematch", {"misaligned": [{"by": a, "about": b, "phi": p} for a, b, p in rec.misaligned]}, {}
