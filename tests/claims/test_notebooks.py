@@ -18,7 +18,7 @@ NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 def test_each_experiment_notebook_ends_with_its_claims() -> None:
     used = {t for p in PAPERS for c in load_claims(p) for t in c.tables}
     books = sorted(p for p in NOTEBOOKS.glob("[01][0-9]_*.ipynb") if not p.name.startswith("00_"))
-    assert len(books) == 14
+    assert len(books) == 15
     for book in books:
         code = [c for c in json.loads(book.read_text())["cells"] if c["cell_type"] == "code"]
         last = "".join(code[-1]["source"])

@@ -5,7 +5,15 @@ anything it need not.
 """
 
 from tomlib.claims._calibrate import declared_sd, design, mc_bound, write_engine_check
-from tomlib.claims._judge import claims_on, engine_check_ahead, judge, judge_ahead, units_for, write_claims
+from tomlib.claims._judge import (
+    claims_on,
+    engine_check_ahead,
+    judge,
+    judge_ahead,
+    judge_paper,
+    units_for,
+    write_claims,
+)
 from tomlib.claims._registry import PAPERS, Claim, Paper, load_claims, misquoted, paper_info, papers_dir
 from tomlib.claims._robust import load_readings
 from tomlib.claims._sequential import NeedsConfseq, require_confseq, sequential_verdict
@@ -56,6 +64,7 @@ __all__ = [
     "judge",
     "judge_ahead",
     "judge_claim",
+    "judge_paper",
     "load_claims",
     "load_readings",
     "mc_bound",

@@ -60,6 +60,9 @@ class Claim(BaseModel):
     pair_on: str = ""
     cluster_on: str = ""
     each_stratum: bool = False
+    by: Literal["paper", "ours"] = "paper"
+    """``ours``: a check of ours, not a claim the paper makes (what its design assumes, or its claim asked of an agent
+    of ours); its quote is the paper's words it checks, its label starts with "Ours:" and it has no paper effect."""
     _origin: str = PrivateAttr(default="")  # the registry file and line it was read from, for messages
     _number: str = PrivateAttr(default="")  # A1, C12, T3: the paper's prefix and the claim's row in its registry
 
@@ -127,6 +130,8 @@ class Claim(BaseModel):
         cols = self.columns
         if cols["pair_on"] and not set(cols["cluster_on"]) <= set(cols["pair_on"]):
             raise ValueError("paired units' clusters are named by pair_on's columns: cluster_on must be among them")
+        if self.by == "ours" and (not self.label.startswith("Ours:") or self.paper_effect is not None):
+            raise ValueError('a claim of ours (by = ours) has a label starting "Ours:" and no paper_effect')
         if self.each_stratum and not self.strata:
             raise ValueError("each_stratum judges the claim in each stratum: name them in strata")
         if self.test in ("mean", "rate") and self.strata and not self.each_stratum:

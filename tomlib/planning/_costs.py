@@ -100,15 +100,30 @@ PROGRAMMING = ("humaneval_tasks", "mbpp_tasks")
 NOTEBOOKS: dict[str, Scaled] = {
     s.stem: s
     for s in (
-        Scaled("01_adaptive_tom_table1", ("adaptive_tom.table1",), ("llm_episodes",), _adaptive("table1")),
-        Scaled("02_adaptive_tom_table2", ("adaptive_tom.table2",), ("llm_episodes",), _adaptive("table2")),
+        Scaled(
+            "01_adaptive_tom_table1",
+            ("adaptive_tom.table1", "adaptive_tom.table1_orders"),
+            ("llm_episodes",),
+            _adaptive("table1"),
+        ),
+        Scaled(
+            "02_adaptive_tom_table2",
+            ("adaptive_tom.table2", "adaptive_tom.table2_orders"),
+            ("llm_episodes",),
+            _adaptive("table2"),
+        ),
         Scaled(
             "03_adaptive_tom_table3",
-            ("adaptive_tom.table3", "adaptive_tom.weights"),
+            ("adaptive_tom.table3", "adaptive_tom.weights", "adaptive_tom.table3_orders"),
             ("llm_episodes",),
             _adaptive("table3"),
         ),
-        Scaled("04_adaptive_tom_table4", ("adaptive_tom.table4",), ("llm_episodes",), _adaptive("table4")),
+        Scaled(
+            "04_adaptive_tom_table4",
+            ("adaptive_tom.table4", "adaptive_tom.table4_orders"),
+            ("llm_episodes",),
+            _adaptive("table4"),
+        ),
         Scaled(
             "05_adaptive_tom_fig3",
             ("adaptive_tom.fig3", "adaptive_tom.fig3_weights"),

@@ -1,5 +1,6 @@
 """Paper reference tables, the results contract, side-by-side comparisons and the results report."""
 
+from tomlib.report._orders import llm_orders, orders_table
 from tomlib.report._plots import plot_compare, save_figure
 from tomlib.report._report import build_report, readings_of
 from tomlib.report._tables import (
@@ -23,6 +24,8 @@ __all__ = [
     "build_report",
     "compare",
     "condition_columns",
+    "llm_orders",
+    "orders_table",
     "paper_table",
     "paper_table_index",
     "plot_compare",

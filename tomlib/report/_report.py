@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tomlib.claims import paper_info, write_claims, write_engine_check
+from tomlib.claims import paper_info, read_units, write_claims, write_engine_check
 from tomlib.paths import data_dir, portable, results_for_writing, write_atomic
 from tomlib.redact import redact_text
 from tomlib.report._claims import (
@@ -53,6 +53,7 @@ from tomlib.report._document import (
     VerdictGrid,
 )
 from tomlib.report._markup import _href
+from tomlib.report._orders import llm_orders
 from tomlib.report._render import html_block, md_text, to_html, to_markdown
 from tomlib.report._tables import (
     PAPER_IDS,
@@ -310,6 +311,14 @@ SIMULATED = (
     "Rows of a simulated model (`sim:<name>`, tomlib.sim: declared competence, for rehearsing the scale "
     "and checking the metrics). They are not a reproduction and are left out of the tables above:"
 )
+ORDERS_HOW = (
+    "Ours, not the paper's: which ToM order the LLM agents told to play ToM-0, ToM-1 or ToM-2 (Tables 1-4) really "
+    "play. At every step the exact ToM-k agents say what each order would choose; each order's likelihood of the "
+    "agent's actions (an order takes its choice, ties drawn evenly, or with chance 0.1 any legal action) gives a "
+    "posterior over orders, pooled over episodes. `agree` counts the episodes whose own best order is the pooled one "
+    "(95% Wilson interval); `informative` is the share of steps where the orders choose differently at all. The claim "
+    "`adaptive_tom.prompted_order_played` judges it. A model with no recorded run has no row."
+)
 PENDING = "Transcribed from the paper, with no notebook of the series reproducing it yet:"
 NONE_RUN = "(none executed yet: run `./reproduce.sh`)"
 GLANCE_PAGE = "../REPORT.html"  # the book's landing page (results/book/) links its grids' numbers into REPORT
@@ -438,6 +447,17 @@ def _rest_blocks(paper: _Paper, verdicts: pd.DataFrame) -> list[Block]:
     return blocks
 
 
+def _orders_blocks(root: Path, paper_id: str) -> list[Block]:
+    """The effective ToM order of every LLM source's fixed-order agents (adaptive-ToM paper only)."""
+    if paper_id != "adaptive_tom":
+        return []
+    table = llm_orders(read_units(root))
+    if table.empty:
+        return []
+    heading = Heading(3, [Plain("Effective ToM order (ours)")], "effective-tom-order")
+    return [heading, Paragraph([Prose(ORDERS_HOW)]), Table(table)]
+
+
 def _paper_section(
     root: Path, paper: _Paper, verdicts: pd.DataFrame, stamps: dict[str, dict[str, object]]
 ) -> tuple[Section, list[Block]]:
@@ -449,6 +469,7 @@ def _paper_section(
     if glance:
         blocks += [Heading(3, [Plain("At a glance")], f"glance-{pid}"), *glance]
     blocks += _claims_blocks(root, pid, verdicts)
+    blocks += _orders_blocks(root, pid)
     for t in paper.tables:
         blocks += _table_blocks(root, t, stamps)
     return Section(heading, blocks + _rest_blocks(paper, verdicts)), glance

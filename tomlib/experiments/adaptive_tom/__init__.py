@@ -8,6 +8,17 @@ deviation per cell, which is what the paper prints as "variance") plus one row p
 agents (source ``llm:<model>``), replayed or live according to ``llm_mode``.
 """
 
+from tomlib.experiments.adaptive_tom._orders import (
+    LEAD,
+    ORDER_METRICS,
+    epsilon_sensitivity,
+    order_units,
+    partner_orders,
+    played_seats,
+    prompted_order,
+    run_orders,
+    write_order_units,
+)
 from tomlib.experiments.adaptive_tom._plots import (
     LAYOUT_CELLS,
     plot_atom,
@@ -77,6 +88,19 @@ from tomlib.experiments.adaptive_tom._tables import (
     table3_spread,
     table4,
 )
+from tomlib.experiments.adaptive_tom._yours import (
+    YOUR_AGENT,
+    YOUR_PARTNERS,
+    agent_label,
+    beside_paper,
+    check_your_parameters,
+    judge_your_agent,
+    plot_your_agent,
+    your_agent,
+    your_cells,
+    your_claims,
+)
+from tomlib.report import orders_table
 
 __all__ = [
     "AGENT_NAMES",
@@ -84,8 +108,10 @@ __all__ = [
     "CALLS_PER_STEP",
     "FIXED",
     "LAYOUT_CELLS",
+    "LEAD",
     "MEMORY_N_STUCK",
     "NON_LLM_PARTNERS",
+    "ORDER_METRICS",
     "PAPER_ID",
     "PBT_CHOICES",
     "PREFER_TABLES",
@@ -98,12 +124,18 @@ __all__ = [
     "THREE_ACTION_TASKS",
     "TIE_EPSILONS",
     "TOKENS_PER_CALL",
+    "YOUR_AGENT",
+    "YOUR_PARTNERS",
     "NotReproduced",
     "Reproduction",
     "Setup",
+    "agent_label",
     "alignment",
+    "beside_paper",
     "check_parameters",
+    "check_your_parameters",
     "default_prefer",
+    "epsilon_sensitivity",
     "estimate",
     "expert_weights",
     "fig3",
@@ -111,8 +143,13 @@ __all__ = [
     "final_weight_units",
     "final_weights",
     "greedy_reference",
+    "judge_your_agent",
     "load_task",
+    "order_units",
+    "orders_table",
     "pair_cells",
+    "partner_orders",
+    "played_seats",
     "plot_atom",
     "plot_fig3",
     "plot_fig3_episode",
@@ -121,9 +158,12 @@ __all__ = [
     "plot_prefer_sensitivity",
     "plot_stand_in",
     "plot_tie_sensitivity",
+    "plot_your_agent",
     "prefer_sensitivity",
+    "prompted_order",
     "reading_variants",
     "run_condition",
+    "run_orders",
     "stand_in_population",
     "stand_in_sensitivity",
     "stand_in_variants",
@@ -136,4 +176,8 @@ __all__ = [
     "tie_sensitivity",
     "under_readings",
     "under_these",
+    "write_order_units",
+    "your_agent",
+    "your_cells",
+    "your_claims",
 ]

@@ -19,6 +19,7 @@ from tomlib.experiments._cost import Estimate, price
 from tomlib.experiments._jobs import in_flight, run_jobs
 from tomlib.experiments._units import write_episode_units
 from tomlib.experiments.adaptive_tom import _offload, _played
+from tomlib.experiments.adaptive_tom._orders import write_order_units
 from tomlib.experiments.adaptive_tom._play import play_here
 from tomlib.experiments.adaptive_tom._setup import (
     ATOM,
@@ -39,6 +40,7 @@ keep their first state and outcome; the tables read A-ToM's weights from the run
 (:attr:`Reproduction.weights`), and every formal episode replays exactly from its seed. Logging every step of all 30
 made the formal run logs 85% of the offline series' results folder, and A-ToM's weights at every step of every
 episode were most of what remained (issue 35). LLM runs log every step."""
+YOURS = "your_agent"  # the table of your agent (:mod:`._yours`), whose order is estimated like an LLM agent's
 READING_DETAIL_EPISODES = 0
 """The same for the runs of a table under our other readings (and the stand-in's playing rules):
 the notebooks show their cells, not their steps, so their logs keep each episode's first state and outcome only (the
@@ -247,6 +249,8 @@ async def _run_table(
         bar.close()
         log.close()
     table, per_episode, readings, weights = _table_of(done, setup, results)
+    if setup.chat is not None or table_id == YOURS:  # which order each agent played, from every step the log keeps
+        write_order_units(log.run_id, f"{table_id}_orders", setup.source, results)
     return Reproduction(
         table=table,
         episodes=pd.DataFrame(per_episode),

@@ -1,0 +1,208 @@
+"""Which ToM order the agents of a run really play (issue 57): the estimator of :mod:`tomlib.tom` (an ε-noise
+likelihood of each order's choices, eq. 3-9) on the steps a run log holds, as units and as a table.
+
+Every seat of every episode whose steps the log keeps is read back (the game from the first state's ``game`` spec,
+its initial state from the run's seed), and each order's log-likelihood of the seat's actions is written as a units
+row, so the claims engine and REPORT compute from the same numbers. ``lead`` is the claim's metric: per step, how much
+better the order the agent was told to play (``ToM-k``) explains its action than the best other order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from tomlib.envs import load_game
+from tomlib.experiments._units import write_units_with_truth
+from tomlib.experiments.adaptive_tom._setup import PAPER_ID
+from tomlib.report import orders_table
+from tomlib.tom import EPSILON, ORDERS, EpisodeOrders, episode_orders
+from tomlib.trace import load_runs
+
+ORDER_METRICS = (*(f"loglik_{k}" for k in ORDERS), "steps", "informative")
+"""Per seat and episode: each order's log-likelihood of the actions, the steps, and the steps where orders differ."""
+LEAD = "lead"
+"""Per seat and episode of an agent told to play ToM-k: the mean over steps of log P(a | k) - max_j≠k log P(a | j)."""
+
+
+@dataclass(frozen=True)
+class PlayedSeat:
+    """One seat of one episode, as the log holds it."""
+
+    condition: str
+    episode: int
+    seat: int
+    agent: str
+    partner: str
+    game: str
+    orders: EpisodeOrders
+
+
+def played_seats(run_id: str, results: str | None = None, *, epsilon: float = EPSILON) -> list[PlayedSeat]:
+    """Every seat of every episode whose steps the run's log keeps, with each order's likelihood of its actions.
+
+    Args:
+        run_id: the run (``tomlib runs list``).
+        results: the results folder (default ``results/``).
+        epsilon: the chance, in each order's model, of any legal action instead of the order's (:data:`EPSILON`).
+    """
+    events = load_runs(results, run_ids=[run_id], kinds=["run_start", "env_state", "action"])
+    start = events[events["kind"] == "run_start"]
+    seed = int(start["payload"].iloc[0].get("seed", 0)) if len(start) else 0
+    out = []
+    for (condition, episode), ep in events[events["kind"] != "run_start"].groupby(["condition", "episode"]):
+        first = ep[(ep["kind"] == "env_state") & (ep["step"] == 0)]
+        if first.empty or "game" not in first["payload"].iloc[0]:
+            continue
+        spec, names = first["payload"].iloc[0]["game"], first["payload"].iloc[0].get("agents", ["", ""])
+        acts = ep[ep["kind"] == "action"]
+        joints = _joints(acts)
+        if not joints:
+            continue  # the log keeps this episode's first state and outcome only
+        game = load_game(spec)
+        for seat in (0, 1):
+            eo = episode_orders(game, seed, joints, seat, epsilon=epsilon)
+            out.append(PlayedSeat(str(condition), int(episode), seat, names[seat], names[1 - seat], spec, eo))
+    return out
+
+
+def _joints(acts: pd.DataFrame) -> list[tuple[str, str]]:
+    """The joint actions of an episode's ``action`` events, step by step (none when a step lacks a seat)."""
+    by_step: dict[int, dict[str, str]] = {}
+    for step, agent, payload in zip(acts["step"], acts["agent"], acts["payload"], strict=True):
+        by_step.setdefault(int(step), {})[str(agent)] = str(payload["action"])
+    joints = []
+    for step in range(len(by_step)):
+        got = by_step.get(step, {})
+        if set(got) != {"player1", "player2"}:
+            return []
+        joints.append((got["player1"], got["player2"]))
+    return joints
+
+
+def prompted_order(agent: str) -> int | None:
+    """The order an agent named ``ToM-k`` was built (or prompted) to play; None for any other agent."""
+    m = re.fullmatch(r"ToM-(\d)", agent)
+    return int(m[1]) if m and int(m[1]) in ORDERS else None
+
+
+def order_units(
+    run_id: str, table_id: str, source: str, results: str | None = None, *, epsilon: float = EPSILON
+) -> pd.DataFrame:
+    """The rows of :func:`played_seats` as units of ``adaptive_tom.<table_id>`` (one row per seat, episode and
+    metric of :data:`ORDER_METRICS`, and :data:`LEAD` for a ``ToM-k`` agent).
+
+    Args:
+        run_id: the run whose steps are read.
+        table_id: the units table, e.g. ``table1_orders``.
+        source: the run's source (``llm:<model>``, ``formal``).
+        results: the results folder.
+        epsilon: as for :func:`played_seats`.
+    """
+    rows: list[dict[str, Any]] = []
+    for p in played_seats(run_id, results, epsilon=epsilon):
+        task = p.condition.split(":", 1)[0]
+        base = {
+            "paper_id": PAPER_ID,
+            "table_id": table_id,
+            "task": task,
+            "condition": p.condition,
+            "agent": p.agent,
+            "partner": p.partner,
+            "seat": f"player{p.seat + 1}",
+            "epsilon": f"{epsilon:g}",
+            "episode": p.episode,
+            "source": source,
+        }
+        values = [*p.orders.loglik, p.orders.steps, p.orders.informative]
+        rows += [{**base, "metric": m, "value": v} for m, v in zip(ORDER_METRICS, values, strict=True)]
+        k = prompted_order(p.agent)
+        if k is not None and p.orders.steps:
+            rows.append({**base, "metric": LEAD, "value": p.orders.lead(k)})
+    return pd.DataFrame(rows)
+
+
+def write_order_units(
+    run_id: str, table_id: str, source: str, results: str | None = None, *, epsilon: float = EPSILON
+) -> pd.DataFrame:
+    """:func:`order_units`, written to ``results/units/adaptive_tom.<table_id>.csv`` (nothing when the run kept no
+    steps); returns the rows."""
+    rows = order_units(run_id, table_id, source, results, epsilon=epsilon)
+    write_units_with_truth(rows, results)
+    return rows
+
+
+def epsilon_sensitivity(
+    run_id: str, results: str | None = None, *, seat: str | None = None, epsilons: Iterable[float] = (0.02, 0.1, 0.3)
+) -> pd.DataFrame:
+    """The effective order of each agent of a run under several noises ε (the estimator's one reading): the order,
+    its posterior and the episodes agreeing, one column group per ε.
+
+    Args:
+        run_id: the run whose steps are read.
+        results: the results folder.
+        seat: only this seat (``player1``); None: both.
+        epsilons: the noises to compare.
+    """
+    frames = []
+    for eps in dict.fromkeys(epsilons):
+        units = order_units(run_id, "orders", "formal", results, epsilon=eps)
+        if seat is not None:
+            units = units[units["seat"] == seat]
+        got = orders_table(units, by=["agent", "partner"]).set_index(["agent", "partner"])
+        frames.append(pd.concat({f"ε={eps:g}": got}, axis=1))
+    return pd.concat(frames, axis=1) if frames else pd.DataFrame()
+
+
+def partner_orders(
+    runs: Sequence[Any], weights: pd.DataFrame, results: str | None = None, *, epsilon: float = EPSILON
+) -> pd.DataFrame:
+    """§6.1 beside the estimator: the order each partner A-ToM meets in Table 3's runs really plays (Greedy, the PPO
+    stand-in, the fixed orders), from the episodes each run's log keeps step by step, beside A-ToM's average expert
+    weights against it (:func:`expert_weights`'s frame). Does A-ToM put its weight where the partner's play is?
+
+    Args:
+        runs: Table 3 runs (:func:`table3`), each a :class:`Reproduction`.
+        weights: :func:`expert_weights`'s rows for those runs (``algorithm``, ``partner``, ``source``, ``expert``,
+            ``value``).
+        results: the results folder.
+        epsilon: as for :func:`played_seats`.
+    """
+    frames = []
+    for run in runs:
+        source = str(run.table["source"].iloc[0]) if len(run.table) else "formal"
+        units = order_units(run.run_id, "table3_orders", source, results, epsilon=epsilon)
+        if len(units):
+            met = units["partner"].astype(str).str.startswith("A-ToM") & ~units["agent"].astype(str).str.startswith(
+                "A-ToM"
+            )
+            frames.append(units[met])
+    if not frames:
+        return pd.DataFrame()
+    table = orders_table(pd.concat(frames, ignore_index=True), by=("source", "agent")).rename(
+        columns={"agent": "partner"}
+    )
+    got = weights.dropna(subset=["value"])
+    for algorithm, part in got.groupby("algorithm"):
+        wide = part.pivot_table(index=["source", "partner"], columns="expert", values="value", aggfunc="first")
+        text = wide.apply(lambda r: " / ".join(f"{v:.2f}" for v in r), axis=1).rename(f"A-ToM ({algorithm}) weights")
+        table = table.merge(text.reset_index(), on=["source", "partner"], how="left")
+    return table
+
+
+def run_orders(run: Any, results: str | None = None, *, epsilon: float = EPSILON) -> pd.DataFrame:
+    """Which order each agent of a run plays (:func:`orders_table` by agent and partner), from every step its log
+    keeps: for an LLM run, all of them.
+
+    Args:
+        run: a :class:`Reproduction` (its ``run_id`` and its rows' source).
+        results: the results folder.
+        epsilon: as for :func:`played_seats`.
+    """
+    source = str(run.table["source"].iloc[0]) if len(run.table) else "formal"
+    units = order_units(run.run_id, "orders", source, results, epsilon=epsilon)
+    return orders_table(units, by=("agent", "partner")) if len(units) else pd.DataFrame()
