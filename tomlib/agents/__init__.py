@@ -2,6 +2,7 @@
 (``package.module:Class(key=value)``, :func:`load_agent`)."""
 
 from tomlib.agents._base import SEATS, Agent, Decision, Emit, Predictor, Responder, Site, no_emit
+from tomlib.agents._check import CHECKS, AgentCheck, CheckFailure, check_agent
 from tomlib.agents._episode import EpisodeResult, decision_problem, play_episode
 from tomlib.agents._load import (
     AgentSpecError,
@@ -16,10 +17,13 @@ from tomlib.agents.adaptive import AdaptiveToMAgent
 from tomlib.agents.formal import FormalPredictor, FormalResponder, FormalToMAgent
 
 __all__ = [
+    "CHECKS",
     "SEATS",
     "AdaptiveToMAgent",
     "Agent",
+    "AgentCheck",
     "AgentSpecError",
+    "CheckFailure",
     "Decision",
     "Emit",
     "EpisodeResult",
@@ -30,6 +34,7 @@ __all__ = [
     "Responder",
     "Site",
     "agent_factory",
+    "check_agent",
     "class_path",
     "decision_problem",
     "display_name",

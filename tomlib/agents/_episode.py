@@ -43,21 +43,38 @@ def make_emitter(log: RunLog | None, condition: str, episode: int, agent: str, s
 
 def decision_problem(game: Game, agent: Agent, seat: int, step: int, state: Any, decision: Any) -> str | None:
     """Why ``decision`` cannot be played by ``agent`` in ``seat`` at ``step`` of ``state``, in one line naming the
-    agent, its seat, the step, the task, what it returned and the legal actions; None when it is a legal Decision."""
+    agent, its seat, the step, the task, what it returned and the legal actions; None when it is a legal Decision.
+
+    Args:
+        game: the task being played.
+        agent: who returned ``decision``.
+        seat: the agent's seat (0 or 1).
+        step: the step of the episode (0 first, as run logs number them).
+        state: the state the agent was asked about.
+        decision: what its ``act`` returned.
+    """
+    why = wrong_decision(game, state, seat, decision)
+    if why is None:
+        return None
     who = f"agent {display_name(agent)!r} ({class_path(agent)}) in seat {SEATS[seat]}, step {step} of {game.spec()}"
+    return f"{who}: {why}"
+
+
+def wrong_decision(game: Game, state: Any, seat: int, decision: Any) -> str | None:
+    """What is wrong with ``decision`` for ``seat`` in ``state`` (not a Decision, an action that is not a string, an
+    action not in ``game.legal_actions``), or None."""
     legal = game.legal_actions(state, seat)
     if not isinstance(decision, Decision):
-        kind = type(decision).__name__
-        return f"{who}: act returned {kind} {decision!r}, not a tomlib.agents.Decision(action, detail)"
+        return f"act returned {type(decision).__name__} {decision!r}, not a tomlib.agents.Decision(action, detail)"
     action = decision.action
     if not isinstance(action, str):
         return (
-            f"{who}: act returned Decision(action={action!r}), an action of type {type(action).__name__}; an action "
-            f"is one of the strings game.legal_actions(state, player) gives: {', '.join(legal)}"
+            f"act returned Decision(action={action!r}), an action of type {type(action).__name__}; an action is one "
+            f"of the strings game.legal_actions(state, player) gives: {', '.join(legal)}"
         )
     if action in legal:
         return None
-    return f"{who}: act returned {action!r}, which is not legal there; legal: {', '.join(legal)}"
+    return f"act returned {action!r}, which is not legal there; legal: {', '.join(legal)}"
 
 
 def _check_decisions(game: Game, agents: Sequence[Agent], step: int, state: Any, decisions: Sequence[Any]) -> None:
