@@ -1,4 +1,5 @@
-"""Command line: ``.venv/bin/tomlib run | sweep | cache | report | view | runs | models | plan | book | class``
+"""Command line: ``.venv/bin/tomlib run | sweep | cache | report | view | runs | models | plan | book | class |
+check-agent``
 (``python -m tomlib`` in the project's environment)."""
 
 from __future__ import annotations
@@ -371,6 +372,23 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_check_agent(args: argparse.Namespace) -> int:
+    """Run the agent conformance check; 0 when every check passes, 1 when one fails (a spec that cannot load: 2)."""
+    from tomlib.agents import check_agent
+
+    if os.getcwd() not in sys.path:  # as `python -m` does: a module in the folder you run from is found
+        sys.path.insert(0, os.getcwd())
+    result = check_agent(
+        args.spec,
+        tasks=args.tasks,
+        seeds=args.seeds,
+        block_limit_s=args.block_limit,
+        act_timeout_s=args.act_timeout,
+    )
+    print(result)
+    return 0 if result.passed else 1
+
+
 def _cmd_models(args: argparse.Namespace) -> int:
     import os
 
@@ -598,6 +616,25 @@ def _add_models(sub: _Subparsers) -> None:
     mo.set_defaults(func=_cmd_models)
 
 
+def _add_check_agent(sub: _Subparsers) -> None:
+    """``check-agent``: the conformance check of an agent named by import path (docs/your-agent.md)."""
+    ck = sub.add_parser(
+        "check-agent",
+        help="check your agent against the formal partners in every task: legal actions, determinism, no shared "
+        "state, no blocking, episodes that end",
+    )
+    ck.add_argument("spec", help="the agent's import path: package.module:Class or package.module:Class(key=value)")
+    ck.add_argument(
+        "--tasks", default=None, help="comma-separated tasks (default: memory_1,memory_n,game1,game2,overcooked)"
+    )
+    ck.add_argument("--seeds", type=int, default=2, help="seeds per pairing and random rollouts per seat (default 2)")
+    ck.add_argument(
+        "--block-limit", type=float, default=1.0, help="seconds one act call may hold the event loop (default 1)"
+    )
+    ck.add_argument("--act-timeout", type=float, default=10.0, help="seconds one act call may take (default 10)")
+    ck.set_defaults(func=_cmd_check_agent)
+
+
 def _add_plan(sub: _Subparsers) -> None:
     """``plan``: the units, calls and cost that give the claims their power, written as a profile."""
     pl = sub.add_parser(
@@ -646,6 +683,7 @@ def build_parser(prog: str = "tomlib") -> argparse.ArgumentParser:
         _add_runs,
         _add_models,
         _add_plan,
+        _add_check_agent,
     ):
         add(sub)
     return p

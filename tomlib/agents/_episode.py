@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tomlib.agents._base import SEATS, Agent, Emit, Site, no_emit
-from tomlib.envs import Game, rng_for
+from tomlib.agents._base import SEATS, Agent, Decision, Emit, Site, no_emit
+from tomlib.agents._load import class_path, display_name
+from tomlib.envs import Game, IllegalAction, rng_for
 from tomlib.trace import RunLog, current_log, drops_event
 
 
@@ -40,6 +41,49 @@ def make_emitter(log: RunLog | None, condition: str, episode: int, agent: str, s
     return emit
 
 
+def decision_problem(game: Game, agent: Agent, seat: int, step: int, state: Any, decision: Any) -> str | None:
+    """Why ``decision`` cannot be played by ``agent`` in ``seat`` at ``step`` of ``state``, in one line naming the
+    agent, its seat, the step, the task, what it returned and the legal actions; None when it is a legal Decision.
+
+    Args:
+        game: the task being played.
+        agent: who returned ``decision``.
+        seat: the agent's seat (0 or 1).
+        step: the step of the episode (0 first, as run logs number them).
+        state: the state the agent was asked about.
+        decision: what its ``act`` returned.
+    """
+    why = wrong_decision(game, state, seat, decision)
+    if why is None:
+        return None
+    who = f"agent {display_name(agent)!r} ({class_path(agent)}) in seat {SEATS[seat]}, step {step} of {game.spec()}"
+    return f"{who}: {why}"
+
+
+def wrong_decision(game: Game, state: Any, seat: int, decision: Any) -> str | None:
+    """What is wrong with ``decision`` for ``seat`` in ``state`` (not a Decision, an action that is not a string, an
+    action not in ``game.legal_actions``), or None."""
+    legal = game.legal_actions(state, seat)
+    if not isinstance(decision, Decision):
+        return f"act returned {type(decision).__name__} {decision!r}, not a tomlib.agents.Decision(action, detail)"
+    action = decision.action
+    if not isinstance(action, str):
+        return (
+            f"act returned Decision(action={action!r}), an action of type {type(action).__name__}; an action is one "
+            f"of the strings game.legal_actions(state, player) gives: {', '.join(legal)}"
+        )
+    if action in legal:
+        return None
+    return f"act returned {action!r}, which is not legal there; legal: {', '.join(legal)}"
+
+
+def _check_decisions(game: Game, agents: Sequence[Agent], step: int, state: Any, decisions: Sequence[Any]) -> None:
+    """Raise IllegalAction naming the first agent whose decision cannot be played (:func:`decision_problem`)."""
+    for p, d in enumerate(decisions):
+        if problem := decision_problem(game, agents[p], p, step, state, d):
+            raise IllegalAction(problem) from None
+
+
 async def play_episode(
     game: Game,
     agents: Sequence[Agent],
@@ -59,6 +103,11 @@ async def play_episode(
         episode: the episode's number within its condition.
         condition: the pairing's name in the run log and in sample keys.
         experiment: the experiment named in the agents' ``Site`` when no run log is in force (else the log's).
+
+    Raises:
+        IllegalAction: an agent returned something other than a Decision whose action is one of
+            ``game.legal_actions(state, seat)``; the one line names the agent, its seat, the step, the task, the action
+            and the legal ones.
 
     States, actions and the score go to the run log in force (none: nowhere); its ``detail_episodes`` decides which
     episodes keep their steps.
@@ -88,8 +137,14 @@ async def play_episode(
             d0, d1 = await agents[0].act(state), await agents[1].act(state)
         else:
             d0, d1 = await asyncio.gather(agents[0].act(state), agents[1].act(state))
+        if type(d0) is not Decision or type(d1) is not Decision:  # a subclass passes decision_problem
+            _check_decisions(game, agents, step[0], state, (d0, d1))
         joint = (d0.action, d1.action)
-        nxt = game.step(state, joint)
+        try:
+            nxt = game.step(state, joint)  # checks both actions against legal_actions (the Game contract)
+        except IllegalAction:
+            _check_decisions(game, agents, step[0], state, (d0, d1))
+            raise
         for p, (agent, d) in enumerate(zip(agents, (d0, d1), strict=True)):
             agent.observe(state, joint, nxt)
             agent.history.append(joint)

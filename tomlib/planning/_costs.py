@@ -11,7 +11,9 @@ from tomlib.experiments import Estimate
 
 
 def _split(value: Any) -> list[str]:
-    return [v.strip() for v in str(value).split(",") if v.strip()]
+    from tomlib.agents import split_specs  # an agent's import path may hold commas in its parentheses
+
+    return split_specs(str(value))
 
 
 def _adaptive(table: str) -> Callable[[str, Mapping[str, Any]], Estimate]:

@@ -94,6 +94,11 @@ CHOICES: dict[str, tuple[Callable[[], Iterable[Any]], bool, bool]] = {
 }
 
 
+AGENT_PATHS = frozenset({"llm_agents"})
+"""Enumerated parameters whose items may also be an agent's import path, ``package.module:Class(key=value)``
+(docs/your-agent.md): each is checked by loading it, so a typo fails before any notebook starts."""
+
+
 # A notebook whose enumerated parameter takes fewer values than the library's list (Table 4 plays the three-action
 # games only): (notebook stem, name) -> its own values, in place of CHOICES' list.
 NOTEBOOK_CHOICES: dict[tuple[str, str], Callable[[], Iterable[Any]]] = {
@@ -132,6 +137,17 @@ def _outside_choices(name: str, value: Any, info: dict[str, Any], notebook: str 
         return None
     items = [v.strip() for v in value.split(",") if v.strip()] if is_list else [value]
     names = ", ".join(str(k) for k in known)
+    if name in AGENT_PATHS:
+        from tomlib.agents import AgentSpecError, is_agent_spec, load_agent, split_specs
+
+        items = split_specs(value) if is_list else items
+        for spec in [v for v in items if is_agent_spec(v)]:
+            try:
+                load_agent(spec)
+            except AgentSpecError as exc:
+                return f"'{name}': {exc}"
+        known = (*known, *(v for v in items if is_agent_spec(v)))
+        names += ", or an agent's import path package.module:Class(key=value)"
     if not items:
         return f"'{name}' names none of {names}"
     wrong = [v for v in items if v not in known]

@@ -169,9 +169,11 @@ def estimate(
     model: str, cells: Sequence[tuple[tuple[str, str], str]], episodes: int, tasks: dict[str, str]
 ) -> Estimate:
     """Calls, tokens and USD of playing ``cells`` = ((player 1, player 2), task) for ``episodes`` each, from scratch:
-    an upper bound, every episode taken to the task's step limit (grid and Overcooked episodes often end sooner)."""
+    an upper bound, every episode taken to the task's step limit (grid and Overcooked episodes often end sooner). An
+    agent named by import path counts no calls: whether it calls a model is its author's to say."""
     horizon = {t: load_task(t, tasks).info.horizon for t in dict.fromkeys(t for _, t in cells)}
-    calls = sum(episodes * horizon[t] * (CALLS_PER_STEP[a] + CALLS_PER_STEP[b]) for (a, b), t in cells)
+    per_step = {a: CALLS_PER_STEP.get(a, 0) for (pair, _) in cells for a in pair}  # your own agent's calls: its own
+    calls = sum(episodes * horizon[t] * (per_step[a] + per_step[b]) for (a, b), t in cells)
     return price(model, calls, TOKENS_PER_CALL)
 
 

@@ -14,7 +14,15 @@ from typing import Any
 
 import pandas as pd
 
-from tomlib.agents import AdaptiveToMAgent, Agent, FormalToMAgent
+from tomlib.agents import (
+    AdaptiveToMAgent,
+    Agent,
+    AgentSpecError,
+    FormalToMAgent,
+    is_agent_spec,
+    load_agent,
+    split_specs,
+)
 from tomlib.agents.adaptive import EXPERT_PREDICTIONS
 from tomlib.agents.llm import HISTORY_STEPS, LLMPredictor, LLMResponder, LLMToM, LLMToMAgent
 from tomlib.agents.partners import GreedyAgent, PartnerUnavailable, pbt_partner
@@ -41,7 +49,10 @@ TABLE1_PAIRS = [(a, b) for a in FIXED for b in FIXED]
 ATOM = {"FTL": "A-ToM (FTL)", "Hedge": "A-ToM (Hedge)"}
 TABLE3_AGENTS = ("ToM-0", "ToM-1", "ToM-2", "Greedy", "PBT", "A-ToM (FTL)", "A-ToM (Hedge)")
 PBT_CHOICES = ("none", "ppo-selfplay")
-UNKNOWN_AGENT = "unknown agent {spec!r}; use ToM-0, ToM-1, ToM-2, " + ", ".join(ATOM.values()) + ", Greedy, PBT"
+UNKNOWN_AGENT = (
+    "unknown agent {spec!r}; use ToM-0, ToM-1, ToM-2, " + ", ".join(ATOM.values()) + ", Greedy, PBT, or your own "
+    "agent's import path, package.module:Class(key=value)"
+)
 STAND_IN_NOTE = (
     "stand-in, not the paper's PBT: a PPO self-play population trained on our kitchen and task "
     "(tomlib.agents.ppo; data/partners)"
@@ -163,8 +174,10 @@ class Setup:
             log.observe(self.chat)
 
     def agent(self, spec: str) -> Agent:
-        """``ToM-0``/``ToM-1``/``ToM-2``, ``A-ToM (FTL)``, ``A-ToM (Hedge)``, ``Greedy``, ``PBT``."""
-        if self.chat is None or spec in ("Greedy", "PBT"):  # those two have no model in them
+        """``ToM-0``/``ToM-1``/``ToM-2``, ``A-ToM (FTL)``, ``A-ToM (Hedge)``, ``Greedy``, ``PBT``, or an import path
+        ``package.module:Class(key=value)`` (:func:`tomlib.agents.load_agent`), built the same way under every setup:
+        the agent is its author's, with or without a model of its own."""
+        if self.chat is None or spec in ("Greedy", "PBT") or is_agent_spec(spec):  # no model of ours in them
             make, arguments = self._formal(spec)
             try:
                 return make(**arguments)
@@ -192,6 +205,8 @@ class Setup:
 
     def _formal(self, spec: str) -> tuple[Callable[..., Agent], dict[str, Any]]:
         """How :meth:`agent` makes a formal ``spec``: the maker and its arguments (the single place they are set)."""
+        if is_agent_spec(spec):  # a worker process rebuilds it from the path: the spec is its every argument
+            return load_agent, {"spec": spec}
         ties = {"tie_break": self.tie_break, "tie_epsilon": self.tie_epsilon}
         if re.fullmatch(r"ToM-\d", spec):
             return FormalToMAgent, {"order": int(spec.removeprefix("ToM-")), **ties}
@@ -238,6 +253,34 @@ def weight_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
 
 
 AGENT_NAMES = ["ToM-0", "ToM-1", "ToM-2", *ATOM.values(), "Greedy", "PBT"]
+"""The agent types tomlib builds; an import path ``package.module:Class(key=value)`` names any other
+(:func:`check_agents`)."""
+
+
+def check_agents(name: str, value: Any) -> list[str]:
+    """A comma-separated list of agents, each one of :data:`AGENT_NAMES` or an import path that loads (so a typo in
+    either fails here, in one line, before any work); commas inside an import path's parentheses stay in it.
+
+    Args:
+        name: the parameter's name, for the error.
+        value: the list, e.g. ``"ToM-0,Greedy,my_agents:CopyPartner(lag=2)"``.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"parameter {name} must be a comma-separated string such as 'ToM-0,Greedy'")
+    items = split_specs(value)
+    unknown = [v for v in items if v not in AGENT_NAMES and not is_agent_spec(v)]
+    if unknown or not items:
+        raise ValueError(
+            f"parameter {name}: unknown {unknown or 'empty list'}; choose from {', '.join(AGENT_NAMES)}, or give an "
+            "import path package.module:Class(key=value)"
+        )
+    for spec in items:
+        if is_agent_spec(spec):
+            try:
+                load_agent(spec)
+            except AgentSpecError as exc:  # the one line that says what is wrong with it, under the parameter's name
+                raise AgentSpecError(f"parameter {name}: {exc}") from exc.__cause__
+    return items
 
 
 def check_parameters(
@@ -270,7 +313,7 @@ def check_parameters(
         seed: the seed of the episodes (§4.2: 42).
         tasks: the formal agents' task names (§4.1).
         llm_tasks: the LLM agents' task names.
-        llm_agents: the LLM agent types of Table 3 (§6.1).
+        llm_agents: the LLM agent types of Table 3 (§6.1), or import paths of your own agents.
         tie_break: the formal agents' tie model (``independent`` or ``shared``).
         tie_epsilon: ε of the shared tie model, in [0, 1].
         fig3_episode: the episode Fig. 3 draws (§5.3).
@@ -311,7 +354,7 @@ def check_parameters(
         if value is not None:
             check_names(name, value, list(TASKS))
     if llm_agents is not None:
-        check_names("llm_agents", llm_agents, AGENT_NAMES)
+        check_agents("llm_agents", llm_agents)
 
 
 def load_task(task: str, tasks: dict[str, str] = TASKS) -> Game:

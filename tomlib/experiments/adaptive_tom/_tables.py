@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from tomlib.agents import EpisodeResult
+from tomlib.agents import EpisodeResult, split_specs
 from tomlib.agents.ppo import SOURCE_SUFFIX
 from tomlib.envs import Game
 from tomlib.experiments._jobs import run_jobs
@@ -352,7 +352,7 @@ async def table3(
     *,
     model: str = "formal",
     llm_mode: str = "replay",
-    agents: Sequence[str] = TABLE3_AGENTS,
+    agents: Sequence[str] | str = TABLE3_AGENTS,
     episodes: int = 30,
     seed: int = 42,
     temperature: float = 0.1,
@@ -367,7 +367,9 @@ async def table3(
     an agent type's cell is its mean time over all its episodes, in either seat.
 
     Args:
-        agents: the agent types crossed (§6.1's seven); one that cannot play is a row that says why.
+        agents: the agent types crossed (§6.1's seven), or import paths of your own agents
+            (``package.module:Class(key=value)``), as a list or one comma-separated string; one that cannot play is
+            a row that says why.
         episodes: episodes per ordered pair (§4.2: 30).
         temperature: the LLM agents' sampling temperature (§4.2: 0.1).
         **options: :class:`Setup`'s agent options; ``pbt="ppo-selfplay"`` seats the PPO stand-in as PBT (its source).
@@ -375,6 +377,7 @@ async def table3(
     """
     from tqdm.auto import tqdm
 
+    agents = split_specs(agents) if isinstance(agents, str) else list(agents)
     setup = _table3_setup(agents, model=model, llm_mode=llm_mode, temperature=temperature, chat=chat, **options)
     log = RunLog(
         f"{PAPER_ID}.table3",
