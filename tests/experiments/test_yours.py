@@ -56,23 +56,34 @@ def test_formal_tom_k_agents_play_their_own_order_where_orders_differ(isolated: 
     r = run(at.table1(tasks=["memory_1"], episodes=3, progress=False, detail_episodes=3))
     got = at.run_orders(r).set_index(["agent", "partner"])
     tom1 = got.loc[("ToM-1", "ToM-1")]
-    assert tom1["order"] == 1 and tom1["agree"] == tom1["episodes"] == 6  # both seats of 3 episodes
+    assert tom1["plays as"] == "ToM-1" and tom1["episodes"] == 6 and tom1["agree"].startswith("6/6")  # both seats
     tom2 = got.loc[("ToM-2", "ToM-2")]
-    assert tom2["posterior_1"] < 0.05 and abs(tom2["posterior_0"] - tom2["posterior_2"]) < 1e-9
+    assert tom2["P(ToM-1)"] < 0.05 and tom2["P(ToM-0)"] == tom2["P(ToM-2)"]
 
 
 def test_reports_table_is_for_llm_sources_and_names_the_models_size() -> None:
     rows = []
     for source in ("llm:local", "formal"):
         for ep in range(2):
-            base = {"source": source, "agent": "ToM-1", "table_id": "table1_orders", "condition": "c", "seat": "player1"}
-            for metric, value in (("loglik_0", -9.0), ("loglik_1", -1.0), ("loglik_2", -9.0), ("steps", 5),
-                                  ("informative", 5)):
+            base = {
+                "source": source,
+                "agent": "ToM-1",
+                "table_id": "table1_orders",
+                "condition": "c",
+                "seat": "player1",
+            }
+            for metric, value in (
+                ("loglik_0", -9.0),
+                ("loglik_1", -1.0),
+                ("loglik_2", -9.0),
+                ("steps", 5),
+                ("informative", 5),
+            ):
                 rows.append({**base, "episode": ep, "metric": metric, "value": value})
     units = pd.DataFrame(rows)
     table = llm_orders({"adaptive_tom.table1_orders": units})
     assert list(table["source"]) == ["llm:local"] and "135M" in table["model"].iloc[0]
-    assert table["order"].iloc[0] == 1
+    assert table["plays as"].iloc[0] == "ToM-1"
     assert orders_table(units, by=("source",))["episodes"].tolist() == [2, 2]
 
 
