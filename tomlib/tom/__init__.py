@@ -12,6 +12,7 @@ from tomlib.tom._effective import (
     replay_states,
     step_laws,
     step_matches,
+    weigh,
 )
 from tomlib.tom._formal import (
     MAX_ORDER,
@@ -49,4 +50,5 @@ __all__ = [
     "tie_stream",
     "tom_action",
     "tom_reasoning",
+    "weigh",
 ]

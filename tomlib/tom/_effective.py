@@ -126,22 +126,36 @@ def episode_orders(
         player: the seat whose actions are weighed (0 or 1).
         epsilon: the chance, under each order, of any legal action instead of the order's (:data:`EPSILON`).
     """
+    states = replay_states(game, seed, joints)
+    laws = [order_choices(game, state, player) for state in states]
+    legal = [len(game.legal_actions(state, player)) for state in states]
+    return weigh(laws, [j[player] for j in joints], legal, epsilon)
+
+
+def weigh(
+    laws: Sequence[dict[int, dict[str, float]]], actions: Sequence[str], legal: Sequence[int], epsilon: float = EPSILON
+) -> EpisodeOrders:
+    """:func:`episode_orders` from each step's order laws, action and number of legal actions (computed once, weighed
+    under several ε).
+
+    Args:
+        laws: per step, :func:`order_choices`.
+        actions: per step, the action taken.
+        legal: per step, how many legal actions there were.
+        epsilon: as for :func:`episode_orders`.
+    """
     if not 0 < epsilon <= 1:
         raise ValueError(f"epsilon is a probability in (0, 1]; got {epsilon!r}")
     loglik = [0.0] * len(ORDERS)
     matches = [0] * len(ORDERS)
     informative = 0
-    states = replay_states(game, seed, joints)
-    for state, joint in zip(states, joints, strict=True):
-        action = joint[player]
-        legal = len(game.legal_actions(state, player))
-        laws = order_choices(game, state, player)
-        informative += _informative(laws)
+    for law, action, n in zip(laws, actions, legal, strict=True):
+        informative += _informative(law)
         for k in ORDERS:
-            p = laws[k].get(action, 0.0)
+            p = law[k].get(action, 0.0)
             matches[k] += p > 0
-            loglik[k] += math.log((1 - epsilon) * p + epsilon / legal)
-    return EpisodeOrders(tuple(loglik), len(states), informative, tuple(matches))
+            loglik[k] += math.log((1 - epsilon) * p + epsilon / n)
+    return EpisodeOrders(tuple(loglik), len(actions), informative, tuple(matches))
 
 
 def step_matches(

@@ -9,19 +9,21 @@ better the order the agent was told to play (``ToM-k``) explains its action than
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from tomlib.envs import load_game
 from tomlib.experiments._units import write_units_with_truth
-from tomlib.experiments.adaptive_tom._setup import PAPER_ID
+from tomlib.experiments.adaptive_tom._setup import PAPER_ID, _game
+from tomlib.paths import results_dir
 from tomlib.report import orders_table
-from tomlib.tom import EPSILON, ORDERS, EpisodeOrders, episode_orders
-from tomlib.trace import load_runs
+from tomlib.tom import EPSILON, ORDERS, EpisodeOrders, order_choices, replay_states, weigh
+from tomlib.trace import load_runs, log_in
 
 ORDER_METRICS = (*(f"loglik_{k}" for k in ORDERS), "steps", "informative")
 """Per seat and episode: each order's log-likelihood of the actions, the steps, and the steps where orders differ."""
@@ -50,6 +52,37 @@ def played_seats(run_id: str, results: str | None = None, *, epsilon: float = EP
         results: the results folder (default ``results/``).
         epsilon: the chance, in each order's model, of any legal action instead of the order's (:data:`EPSILON`).
     """
+    log = log_in(results_dir(results) / "runs" / run_id)
+    if log is None:
+        raise FileNotFoundError(f"no run log of {run_id!r} under {results_dir(results) / 'runs'}; see tomlib runs list")
+    return [
+        PlayedSeat(
+            s.condition, s.episode, s.seat, s.agent, s.partner, s.game, weigh(s.laws, s.actions, s.legal, epsilon)
+        )
+        for s in _replayed(run_id, str(log), log.stat().st_mtime_ns)
+    ]
+
+
+@dataclass(frozen=True)
+class _Replayed:
+    """A seat's steps replayed: each order's law, the action taken and the number of legal actions, per step."""
+
+    condition: str
+    episode: int
+    seat: int
+    agent: str
+    partner: str
+    game: str
+    laws: list[dict[int, dict[str, float]]]
+    actions: list[str]
+    legal: list[int]
+
+
+@functools.lru_cache(maxsize=4)
+def _replayed(run_id: str, log: str, mtime: int) -> tuple[_Replayed, ...]:
+    """The run's seats replayed once (the orders' laws are what costs), whatever ε they are then weighed under; kept
+    for the log as it was at ``mtime``."""
+    results = str(Path(log).parent.parent.parent)
     events = load_runs(results, run_ids=[run_id], kinds=["run_start", "env_state", "action"])
     start = events[events["kind"] == "run_start"]
     seed = int(start["payload"].iloc[0].get("seed", 0)) if len(start) else 0
@@ -59,15 +92,19 @@ def played_seats(run_id: str, results: str | None = None, *, epsilon: float = EP
         if first.empty or "game" not in first["payload"].iloc[0]:
             continue
         spec, names = first["payload"].iloc[0]["game"], first["payload"].iloc[0].get("agents", ["", ""])
-        acts = ep[ep["kind"] == "action"]
-        joints = _joints(acts)
+        joints = _joints(ep[ep["kind"] == "action"])
         if not joints:
             continue  # the log keeps this episode's first state and outcome only
-        game = load_game(spec)
+        game = _game(spec, "")
+        states = replay_states(game, seed, joints)
         for seat in (0, 1):
-            eo = episode_orders(game, seed, joints, seat, epsilon=epsilon)
-            out.append(PlayedSeat(str(condition), int(episode), seat, names[seat], names[1 - seat], spec, eo))
-    return out
+            laws = [order_choices(game, state, seat) for state in states]
+            legal = [len(game.legal_actions(state, seat)) for state in states]
+            actions = [j[seat] for j in joints]
+            out.append(
+                _Replayed(str(condition), int(episode), seat, names[seat], names[1 - seat], spec, laws, actions, legal)
+            )
+    return tuple(out)
 
 
 def _joints(acts: pd.DataFrame) -> list[tuple[str, str]]:
