@@ -1,5 +1,18 @@
-"""Formal (exact, LLM-free) k-level Theory of Mind: the papers' equations as code."""
+"""Formal (exact, LLM-free) k-level Theory of Mind: the papers' equations as code, and the effective order a
+player's actions show."""
 
+from tomlib.tom._effective import (
+    EPSILON,
+    ORDERS,
+    EffectiveOrder,
+    EpisodeOrders,
+    StepMatch,
+    effective_order,
+    episode_orders,
+    order_choices,
+    replay_states,
+    step_matches,
+)
 from tomlib.tom._formal import (
     MAX_ORDER,
     TIE_BREAKS,
@@ -15,14 +28,24 @@ from tomlib.tom._formal import (
 )
 
 __all__ = [
+    "EPSILON",
     "MAX_ORDER",
+    "ORDERS",
     "TIE_BREAKS",
+    "EffectiveOrder",
+    "EpisodeOrders",
     "SharedTies",
+    "StepMatch",
     "TieBreak",
     "ToMLevel",
     "action_distribution",
     "best_responses",
+    "effective_order",
+    "episode_orders",
     "joint",
+    "order_choices",
+    "replay_states",
+    "step_matches",
     "tie_stream",
     "tom_action",
     "tom_reasoning",
