@@ -1,6 +1,6 @@
 """Paper reference tables, the results contract, side-by-side comparisons and the results report."""
 
-from tomlib.report._orders import llm_orders, orders_table
+from tomlib.report._orders import llm_orders, order_row, orders_table
 from tomlib.report._plots import plot_compare, save_figure
 from tomlib.report._report import build_report, readings_of
 from tomlib.report._tables import (
@@ -25,6 +25,7 @@ __all__ = [
     "compare",
     "condition_columns",
     "llm_orders",
+    "order_row",
     "orders_table",
     "paper_table",
     "paper_table_index",

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from tomlib.llm import describe_source
-from tomlib.tom import ORDERS, EpisodeOrders, effective_order
+from tomlib.tom import ORDERS, EffectiveOrder, EpisodeOrders, effective_order
 
 ORDER_UNITS = ("table1_orders", "table2_orders", "table3_orders", "table4_orders")
 """The order units of notebooks 01-04's runs (every LLM run, and Table 3's formal partners)."""
@@ -35,15 +35,39 @@ def orders_table(units: pd.DataFrame, by: Iterable[str] = ("source", "agent")) -
     for key, group in wide.groupby(by, sort=True):
         seats = [
             EpisodeOrders(
-                loglik=tuple(float(r[f"loglik_{k}"]) for k in ORDERS),  # type: ignore[arg-type]
+                loglik=tuple(float(r[f"loglik_{k}"]) for k in ORDERS),
                 steps=int(r["steps"]),
                 informative=int(r["informative"]),
+                matches=(),
             )
             for _, r in group.iterrows()
         ]
         named = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
-        rows.append({**named, **effective_order(seats).to_row()})
+        rows.append({**named, **order_row(effective_order(seats))})
     return pd.DataFrame(rows)
+
+
+def order_row(found: EffectiveOrder) -> dict[str, object]:
+    """An effective order as a row a reader takes in at a glance: the order it plays as (or which orders cannot be
+    told apart), the posterior per order, the episodes with an order of their own that agree (95% Wilson interval),
+    and the share of steps where the orders choose differently at all."""
+    if found.map_order is not None:
+        plays = f"ToM-{found.map_order}"
+    elif not found.distinguishable:
+        plays = "cannot be told apart here"
+    else:
+        top = max(found.posterior.values())
+        tied = [f"ToM-{k}" for k, p in found.posterior.items() if p >= top - 1e-9]
+        plays = f"{' or '.join(tied)} (cannot be told apart here)"
+    lo_hi = f" [{found.agree_ci[0]:.2f}, {found.agree_ci[1]:.2f}]" if found.agree_ci else ""
+    return {
+        "plays as": plays,
+        **{f"P(ToM-{k})": round(p, 3) for k, p in found.posterior.items()},
+        "episodes": found.episodes,
+        "agree": f"{found.agree}/{found.decided}{lo_hi}",
+        "steps": found.steps,
+        "informative": round(found.informative_share, 3) if found.steps else 0.0,
+    }
 
 
 def llm_orders(units: dict[str, pd.DataFrame]) -> pd.DataFrame:

@@ -1,16 +1,16 @@
-"""Formal (exact, LLM-free) k-level Theory of Mind: the papers' equations as code, and the estimate of the order an
-agent really plays (:mod:`._effective`)."""
+"""Formal (exact, LLM-free) k-level Theory of Mind: the papers' equations as code, and the effective order a
+player's actions show."""
 
 from tomlib.tom._effective import (
     EPSILON,
     ORDERS,
     EffectiveOrder,
     EpisodeOrders,
+    StepMatch,
     effective_order,
     episode_orders,
     order_choices,
     replay_states,
-    step_laws,
     step_matches,
     weigh,
 )
@@ -36,6 +36,7 @@ __all__ = [
     "EffectiveOrder",
     "EpisodeOrders",
     "SharedTies",
+    "StepMatch",
     "TieBreak",
     "ToMLevel",
     "action_distribution",
@@ -45,7 +46,6 @@ __all__ = [
     "joint",
     "order_choices",
     "replay_states",
-    "step_laws",
     "step_matches",
     "tie_stream",
     "tom_action",

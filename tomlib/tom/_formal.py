@@ -111,7 +111,9 @@ def tom_reasoning(game: Game, state: object, player: int, order: int, rng: rando
     return (*chain, ToMLevel(order, player, belief, action))
 
 
-def action_distribution(game: Game, state: object, player: int, order: int) -> dict[str, float]:
+def action_distribution(
+    game: Game, state: object, player: int, order: int, memo: dict[tuple[int, int], dict[str, float]] | None = None
+) -> dict[str, float]:
     """The chance a formal ToM-``order`` player takes each action when every tie of its recursion is drawn
     uniformly (the law of :func:`tom_reasoning` under independent ties): eq. 3 for order 0, eq. 8-9 above, each argmax
     set weighted evenly. Its keys are every action the player may take under some resolution of the ties.
@@ -121,19 +123,25 @@ def action_distribution(game: Game, state: object, player: int, order: int) -> d
         state: the state, with the history the recursion reads.
         player: the seat (0 or 1).
         order: the ToM order (0, 1 or 2).
+        memo: distributions already computed for this ``state``, by (player, order); given, it is read and filled,
+            so asking for several orders at one state computes each level of the recursion once.
     """
     if not 0 <= order <= MAX_ORDER:
         raise ValueError(f"ToM order must be between 0 and {MAX_ORDER}; got {order}")
+    if memo is not None and (got := memo.get((player, order))) is not None:
+        return got
     if order == 0:
         assumed = game.environment_actions(state, 1 - player)
         beliefs = {b: 1 / len(assumed) for b in assumed}
     else:
-        beliefs = action_distribution(game, state, 1 - player, order - 1)
+        beliefs = action_distribution(game, state, 1 - player, order - 1, memo)
     out: dict[str, float] = {}
     for belief, p in beliefs.items():
         options = best_responses(game, state, player, belief)
         for a in options:
             out[a] = out.get(a, 0.0) + p / len(options)
+    if memo is not None:
+        memo[(player, order)] = out
     return out
 
 

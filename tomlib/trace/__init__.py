@@ -2,6 +2,7 @@
 
 from tomlib.recording import Events, current_log, logging_to, record, record_all
 from tomlib.redact import REDACTED, Redactor
+from tomlib.trace._actions import LoggedGame, joint_actions, logged_game
 from tomlib.trace._index import DamagedLog, RunIndex, log_in, read_index, read_lines
 from tomlib.trace._load import events_frame, load_runs, payload_frame, run_paths
 from tomlib.trace._log import (
@@ -39,6 +40,7 @@ __all__ = [
     "DamagedLog",
     "Event",
     "Events",
+    "LoggedGame",
     "Redactor",
     "RunIndex",
     "RunInfo",
@@ -48,10 +50,12 @@ __all__ = [
     "drops_event",
     "events_frame",
     "in_use",
+    "joint_actions",
     "keeps_steps",
     "list_runs",
     "load_runs",
     "log_in",
+    "logged_game",
     "logging_to",
     "new_run_id",
     "payload_frame",
