@@ -23,7 +23,7 @@ from tomlib.experiments.adaptive_tom._setup import PAPER_ID, _game
 from tomlib.paths import results_dir
 from tomlib.report import orders_table
 from tomlib.tom import EPSILON, ORDERS, EpisodeOrders, order_choices, replay_states, weigh
-from tomlib.trace import load_runs, log_in
+from tomlib.trace import joint_actions, load_runs, log_in, logged_game
 
 ORDER_METRICS = (*(f"loglik_{k}" for k in ORDERS), "steps", "informative")
 """Per seat and episode: each order's log-likelihood of the actions, the steps, and the steps where orders differ."""
@@ -84,41 +84,28 @@ def _replayed(run_id: str, log: str, mtime: int) -> tuple[_Replayed, ...]:
     for the log as it was at ``mtime``."""
     results = str(Path(log).parent.parent.parent)
     events = load_runs(results, run_ids=[run_id], kinds=["run_start", "env_state", "action"])
-    start = events[events["kind"] == "run_start"]
-    seed = int(start["payload"].iloc[0].get("seed", 0)) if len(start) else 0
+    firsts = events[(events["kind"] == "env_state") & (events["step"] == 0)]
     out = []
-    for (condition, episode), ep in events[events["kind"] != "run_start"].groupby(["condition", "episode"]):
-        first = ep[(ep["kind"] == "env_state") & (ep["step"] == 0)]
-        if first.empty or "game" not in first["payload"].iloc[0]:
+    for condition, episode, first in zip(firsts["condition"], firsts["episode"], firsts["payload"], strict=True):
+        if "game" not in first:
             continue
-        spec, names = first["payload"].iloc[0]["game"], first["payload"].iloc[0].get("agents", ["", ""])
-        joints = _joints(ep[ep["kind"] == "action"])
-        if not joints:
+        try:
+            joints = joint_actions(events, condition, episode)
+        except ValueError:
             continue  # the log keeps this episode's first state and outcome only
-        game = _game(spec, "")
+        spec, seed = logged_game(events, condition, episode)
+        names = first.get("agents", ["", ""])
+        game = _game(str(spec), "")
         states = replay_states(game, seed, joints)
         for seat in (0, 1):
             laws = [order_choices(game, state, seat) for state in states]
             legal = [len(game.legal_actions(state, seat)) for state in states]
             actions = [j[seat] for j in joints]
-            out.append(
-                _Replayed(str(condition), int(episode), seat, names[seat], names[1 - seat], spec, laws, actions, legal)
+            got = _Replayed(
+                str(condition), int(episode), seat, names[seat], names[1 - seat], str(spec), laws, actions, legal
             )
+            out.append(got)
     return tuple(out)
-
-
-def _joints(acts: pd.DataFrame) -> list[tuple[str, str]]:
-    """The joint actions of an episode's ``action`` events, step by step (none when a step lacks a seat)."""
-    by_step: dict[int, dict[str, str]] = {}
-    for step, agent, payload in zip(acts["step"], acts["agent"], acts["payload"], strict=True):
-        by_step.setdefault(int(step), {})[str(agent)] = str(payload["action"])
-    joints = []
-    for step in range(len(by_step)):
-        got = by_step.get(step, {})
-        if set(got) != {"player1", "player2"}:
-            return []
-        joints.append((got["player1"], got["player2"]))
-    return joints
 
 
 def prompted_order(agent: str) -> int | None:
