@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,14 @@ pytestmark = pytest.mark.tier("fast")  # the default of this module; a test may 
 ROOT = Path(__file__).resolve().parents[2]
 ROOM = 5.0
 """block_limit_s for agents that never block: room for a loaded machine, where a formal act can wait its turn."""
+
+
+def test_the_worked_example_of_the_docs_is_the_example_file_and_passes_every_check() -> None:
+    page = (ROOT / "docs" / "your-agent.md").read_text()
+    shown = re.search(r"^```python\n(.*?)^```", page, re.S | re.M)
+    assert shown and shown[1] == (ROOT / "examples" / "copy_partner.py").read_text()
+    result = check_agent("examples.copy_partner:CopyPartner(fallback='A')", block_limit_s=ROOM)
+    assert result.passed and result.agent.endswith("(fallback='A')"), str(result)
 
 
 def test_the_formal_tom2_agent_passes_every_check_in_every_task() -> None:
