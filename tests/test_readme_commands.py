@@ -50,6 +50,7 @@ RUN = (  # prefixes of the commands run here: cheap, offline, on the tmp results
     (TOMLIB, "runs", "prune", "--dry-run"),
     (TOMLIB, "view"),
     (TOMLIB, "report"),
+    (TOMLIB, "check-agent"),
 )
 SKIP = {  # prefix: why it is not run here (its arguments are still checked against the parser when it is tomlib's)
     ("./reproduce.sh",): "sets up .venv, then runs the whole series, the test suite or JupyterLab (minutes to hours)",

@@ -36,6 +36,7 @@ TOPICS = (
     "teaching",
     "performance",
     "notebooks",
+    "your-agent",
     "results",
     "development",
 )

@@ -30,16 +30,13 @@ class AgentSpecError(UsageError):
 
 
 def is_agent_spec(text: object) -> bool:
-    """Whether ``text`` is written as an import path (a dotted module name, ``:``, a name), not a built-in agent
+    """Whether ``text`` is written as an import path (a dotted module name, ``:``, then a name), not a built-in agent
     name such as ``ToM-1`` or ``A-ToM (FTL)``. Says nothing of whether it loads.
 
     Args:
         text: anything; only strings can be specs.
     """
-    if not isinstance(text, str) or ":" not in text:
-        return False
-    module = text.split(":", 1)[0].strip()
-    return re.fullmatch(_DOTTED, module) is not None
+    return isinstance(text, str) and re.match(rf"\s*{_DOTTED}\s*:\s*[A-Za-z_]", text) is not None
 
 
 def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
