@@ -70,6 +70,12 @@ BENCHES = (
         "the claims engine calibrated on known truth (the end-to-end cases through the sim server: `--e2e-reps`)",
     ),
     Bench("bench_plan", "bench_plan.py", (), "stopping when decided against the fixed-n plan"),
+    Bench(
+        "bench_effective_order",
+        "bench_effective_order.py",
+        (),
+        "the effective ToM order recovered from players of known order: noisy formal ToM-k and the simulated model",
+    ),
     Bench("sweep", "bench_sweep.py", (), "a sweep of notebook 03 with one local worker against two"),
     Bench(
         "series",

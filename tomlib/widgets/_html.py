@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from tomlib.widgets._orders import matched_text
 from tomlib.widgets._trace import AgentStep, StepView
 
 STYLE = """<style>
@@ -200,6 +201,8 @@ def agent_card(a: AgentStep, view: StepView) -> str:
         if "reason" in t:  # a tom_ib turn whose tries ran out
             parts.append(f"<div class='bad'>{t['reason']}</div>")
     parts.append(f"<div>final action: <b>{a.action}</b></div>")
+    if a.matched_orders is not None:
+        parts.append(_drawn(_matched, a.matched_orders, a.orders_disagree))
     if a.calls:
         parts.append(
             f'<div class="dim">{a.calls} model call(s), {a.tokens} tokens, {a.latency_s:.2f} s, '
@@ -207,6 +210,12 @@ def agent_card(a: AgentStep, view: StepView) -> str:
         )
         parts.append(_drawn(raw_exchanges, a.exchanges))
     return f'<div class="card">{"".join(parts)}</div>'
+
+
+def _matched(orders: list[Any], disagree: Any) -> str:
+    """Which formal orders' choices held the action (:func:`tomlib.widgets._orders.matched_text`)."""
+    look = "" if disagree else " class='dim'"  # where all orders agree, a match says nothing of the order
+    return f"<div{look}>{matched_text(orders, disagree)}</div>"
 
 
 def _ratings(rated: dict[str, Any]) -> str:

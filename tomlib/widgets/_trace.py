@@ -3,7 +3,8 @@
 A :class:`Trace` indexes the events once by episode; a :class:`StepView` is everything one step of one episode shows:
 the state before and after, and per agent what it saw, each ToM level it reasoned at, its prediction of the partner
 against the partner's actual action, its final action, the model calls behind them (tokens, latency, cache hits, raw
-exchanges), and the paper-specific extras (A-ToM expert weights, BDI sections, ASP verification).
+exchanges), and the paper-specific extras (A-ToM expert weights, BDI sections, ASP verification, and which formal
+orders' choices an adaptive-ToM player's action matched: :mod:`tomlib.widgets._orders`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from typing import Any
 import pandas as pd
 
 from tomlib.llm import recorded_exchange
+from tomlib.tom import StepMatch
 from tomlib.trace import DamagedLog, RunIndex, events_frame, read_index, read_lines, run_paths
+from tomlib.widgets._orders import order_matches
 
 AGENT_KINDS = ("llm_call", "belief", "prediction", "action", "expert_weights", "alignment", "verification")
 ROUND_KINDS = ("coalition", "score", "rematch")
@@ -74,6 +77,8 @@ class AgentStep:
     expert_update: dict[str, Any] | None = None  # A-ToM after the partner moved: each expert's loss so far
     rated: dict[str, float] | None = None  # DyLAN: its normalised ratings of the replies it was shown
     feedback: str = ""  # DyLAN coders: the Reflector's line on this agent's code
+    matched_orders: list[int] | None = None  # adaptive ToM: the formal orders whose choices held its action
+    orders_disagree: bool | None = None  # ... and whether those orders' choices differ at this step
 
     @property
     def prediction_hit(self) -> bool | None:
@@ -173,6 +178,11 @@ class Trace:
             for key, idx in grouped.indices.items()
         }
         self._cache: dict[EpisodeRef, _Episode] = {}
+        self._matches: dict[EpisodeRef, dict[tuple[int, str], StepMatch] | None] = {}
+        starts = self.events[self.events["kind"] == "run_start"]
+        self._starts: dict[str, dict[str, Any]] = {
+            str(r): dict(p) for r, p in starts[["run_id", "payload"]].itertuples(index=False) if isinstance(p, dict)
+        }
         self._episodes = self._index(keyed, grouped)
 
     @classmethod
@@ -202,6 +212,7 @@ class Trace:
         rows = []
         for path, idx in indexes:
             source = run_source(idx.run_start or {})
+            self._starts[idx.run_id] = dict(idx.run_start or {})
             self._n_events += idx.events
             # in the order a full load's groupby lists them: conditions, then episodes, by first appearance
             cond_rank = {c: i for i, c in enumerate(dict.fromkeys(c for c, _ in idx.episodes))}
@@ -314,6 +325,15 @@ class Trace:
         """Steps at which some agent acted (0-based)."""
         return self._episode(ref).steps
 
+    def order_matches(self, ref: EpisodeRef) -> dict[tuple[int, str], StepMatch] | None:
+        """Per (step, seat) of an adaptive-ToM episode, the formal orders its action matched (None: none shown)."""
+        if ref not in self._matches:
+            seed = self._starts.get(ref.run_id, {}).get("seed")
+            seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else None
+            events = self._episode(ref).events
+            self._matches[ref] = order_matches(events, ref.experiment, ref.condition, ref.episode, seed)
+        return self._matches[ref]
+
     def step(self, ref: EpisodeRef, step: int, agents: Sequence[str] | None = None) -> StepView:
         """What the explorer shows at ``step`` of ``ref`` (optionally only for some agents)."""
         ep = self._episode(ref)
@@ -324,6 +344,10 @@ class Trace:
         names = list(agents) if agents else [a for a in ep.agents if a in acting] or ep.agents
         actions = _actions_at(at)
         views = [_agent_step(at[at["agent"] == a], a, actions, ep.kind, states.get(step, {})) for a in names]
+        matches = self.order_matches(ref) if not ep.summary_only else None
+        for view in views:
+            if matches and (m := matches.get((step, view.agent))) is not None:
+                view.matched_orders, view.orders_disagree = list(m.orders), m.disagree
         joint = [
             list(map(str, states[s]["joint_action"]))
             for s in sorted(states)
