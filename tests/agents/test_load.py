@@ -181,3 +181,22 @@ def test_play_episode_names_the_agent_seat_step_task_and_legal_actions_of_a_bad_
     )
     assert text == f"{where}: {says}" or (text.startswith(where) and says in text), text
     assert "\n" not in text
+
+
+def test_a_worker_process_plays_a_spec_as_the_caller_does() -> None:
+    """What a worker is sent for a formal condition (:mod:`tomlib.experiments.adaptive_tom._offload`) names the agent
+    by its spec, and playing it there gives the caller's episodes."""
+    from tomlib.experiments.adaptive_tom._offload import ConditionJob, play_job
+
+    spec = "examples.copy_partner:CopyPartner(fallback='B')"
+    job = ConditionJob(("matrix(memory=1)", ""), ("ToM-1", spec), at.Setup(), range(3), 42, "c", "adhoc")
+    there, _ = play_job(pickle.loads(pickle.dumps(job)))
+    game = at.Setup().game("memory_1")
+    here = [
+        asyncio.run(
+            play_episode(game, [at.Setup().agent("ToM-1"), load_agent(spec)], seed=42, episode=e, condition="c")
+        )
+        for e in range(3)
+    ]
+    assert [r.actions for r in there] == [r.actions for r in here]
+    assert any(a[1] == "B" for r in here for a in r.actions) and any(a[1] == "A" for r in here for a in r.actions)

@@ -31,7 +31,7 @@ from typing import Any
 
 from tomlib.agents._base import SEATS, Agent, Decision, Site, no_emit
 from tomlib.agents._episode import wrong_decision
-from tomlib.agents._load import AgentSpecError, agent_factory, display_name
+from tomlib.agents._load import AgentSpecError, _one_line, agent_factory, display_name
 from tomlib.agents.formal import FormalToMAgent
 from tomlib.envs import Game, rng_for
 from tomlib.errors import UsageError
@@ -128,7 +128,8 @@ class AgentCheck:
     def __str__(self) -> str:
         timing = ", ".join(f"{t} {s:.1f} s" for t, s in self.seconds.items())
         n_fail = sum(v == "FAIL" for v in self.verdicts.values())
-        head = f"{self.agent}: " + ("every check passed" if self.passed else f"{n_fail} (check, task) failed")
+        failed = f"{n_fail} of {len(self.verdicts)} checks failed"
+        head = f"{self.agent}: " + ("every check passed" if self.passed else failed)
         return "\n".join([head + f" ({timing})", self.table(), *self.lines()])
 
 
@@ -233,32 +234,30 @@ class _TaskCheck:
         return self.make()
 
     async def call_act(self, agent: Agent, state: Any, where: dict[str, Any]) -> tuple[Any, bool]:
-        """The agent's decision in ``state`` and whether the call went well (a legal Decision, in time)."""
-        act = agent.act(state)
-        if not inspect.isawaitable(act):
-            self.fail(
-                "no_blocking", f"act returned {type(act).__name__}, not a coroutine: define it `async def act`", **where
-            )
-            return act, False
+        """The agent's decision in ``state`` (None when ``act`` raised) and whether the call went well: a legal
+        Decision, from a coroutine that neither held the event loop too long nor took too long."""
+        ok = True
         self.beat.begin()
         try:
-            decision = await asyncio.wait_for(act, self.act_timeout_s)
+            act = agent.act(state)
+            if inspect.isawaitable(act):
+                decision = await asyncio.wait_for(act, self.act_timeout_s)
+            else:
+                decision, ok = act, False
+                what = f"act returned a {type(act).__name__}, not a coroutine: define it with `async def act`"
+                self.fail("no_blocking", what, **where)
         except TimeoutError:
             self.fail("no_blocking", f"act did not answer within {self.act_timeout_s:g} s", **where)
             raise _Aborted(f"not judged: act did not answer within {self.act_timeout_s:g} s") from None
         except Exception as exc:
-            self.fail("legal_actions", f"act raised {type(exc).__name__}: {exc}", **where)
+            self.fail("legal_actions", f"act raised {_one_line(exc)}", **where)
             return None, False
         held = self.beat.end()
-        ok = True
         if held > self.block_limit_s:
-            self.fail(
-                "no_blocking",
-                f"one act call held the event loop for {held:.2f} s (limit {self.block_limit_s:g} s)",
-                **where,
-            )
+            what = f"one act call held the event loop for {held:.2f} s (limit {self.block_limit_s:g} s)"
+            self.fail("no_blocking", what, **where)
             ok = False
-        else:
+        elif ok:
             self.judged["no_blocking"].append("pass")
         why = wrong_decision(self.game, state, where["seat"], decision)
         if why:
@@ -271,7 +270,7 @@ class _TaskCheck:
         try:
             call()
         except Exception as exc:
-            self.fail("legal_actions", f"{what} raised {type(exc).__name__}: {exc}", **where)
+            self.fail("legal_actions", f"{what} raised {_one_line(exc)}", **where)
             return False
         return True
 

@@ -41,7 +41,7 @@ from tomlib.claims import (
 from tomlib.claims import Estimate as Design
 from tomlib.errors import UsageError
 from tomlib.experiments import Estimate, price
-from tomlib.planning._costs import CAPS, NOTEBOOK_OF, NOTEBOOKS, resolve
+from tomlib.planning._costs import CAPS, NOTEBOOK_OF, NOTEBOOKS, _split, resolve
 
 KNOB_WEIGHT = {"mmlu_questions": 4}
 """Datasets a size parameter draws from at once (``mmlu_questions`` takes that many of each of four subjects)."""
@@ -394,8 +394,8 @@ def make_plan(
             for name in LIST_PARAMS:
                 ran = line.pilot.params[stem].get(name)
                 if ran:
-                    have = [x for x in str(book.get(name, "")).split(",") if x]
-                    book[name] = ",".join(dict.fromkeys([*have, *str(ran).split(",")]))
+                    have = _split(book.get(name, ""))  # an agent's import path keeps its commas
+                    book[name] = ",".join(dict.fromkeys([*have, *_split(ran)]))
     estimates = {s: NOTEBOOKS[s].cost(model, {**defaults(s), **p}) for s, p in notebooks.items()}
     return Plan(model, power, alpha, family, lines, notebooks, estimates, full_profile(model, sorted(stems)))
 
