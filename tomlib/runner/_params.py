@@ -78,6 +78,8 @@ CHOICES: dict[str, tuple[Callable[[], Iterable[Any]], bool, bool]] = {
     "tasks": (_attribute("tomlib.experiments.adaptive_tom", "TASKS"), True, False),
     "llm_tasks": (_attribute("tomlib.experiments.adaptive_tom", "TASKS"), True, False),
     "llm_agents": (_attribute("tomlib.experiments.adaptive_tom", "AGENT_NAMES"), True, False),
+    "agent": (tuple, False, False),  # notebook 15: an import path only
+    "partners": (_attribute("tomlib.experiments.adaptive_tom", "YOUR_PARTNERS"), True, False),
     "configs": (_attribute("tomlib.agents.bdi", "CONFIGS"), True, False),
     "dynamics": (_city_dynamics, False, False),
     "verification": (_attribute("tomlib.agents.bdi", "VERIFICATIONS"), False, False),
@@ -94,7 +96,7 @@ CHOICES: dict[str, tuple[Callable[[], Iterable[Any]], bool, bool]] = {
 }
 
 
-AGENT_PATHS = frozenset({"llm_agents"})
+AGENT_PATHS = frozenset({"llm_agents", "agent"})
 """Enumerated parameters whose items may also be an agent's import path, ``package.module:Class(key=value)``
 (docs/your-agent.md): each is checked by loading it, so a typo fails before any notebook starts."""
 
@@ -147,7 +149,7 @@ def _outside_choices(name: str, value: Any, info: dict[str, Any], notebook: str 
             except AgentSpecError as exc:
                 return f"'{name}': {exc}"
         known = (*known, *(v for v in items if is_agent_spec(v)))
-        names += ", or an agent's import path package.module:Class(key=value)"
+        names = (f"{names}, or " if names else "") + "an agent's import path package.module:Class(key=value)"
     if not items:
         return f"'{name}' names none of {names}"
     wrong = [v for v in items if v not in known]
@@ -158,7 +160,8 @@ def _outside_choices(name: str, value: Any, info: dict[str, Any], notebook: str 
     if is_list:
         return f"'{name}' has {', '.join(repr(w) for w in wrong)}{hint}, which is not one of {names}"
     also = " or empty (the notebook's default rule)" if empty_ok else ""
-    return f"'{name}' must be one of {names}{also}, got {first!r}{hint}"
+    one_of = "one of " if "," in names or not names.startswith("an agent") else ""
+    return f"'{name}' must be {one_of}{names}{also}, got {first!r}{hint}"
 
 
 def check_values(notebook: str, declared: dict[str, dict[str, Any]], params: dict[str, Any], where: str) -> None:
