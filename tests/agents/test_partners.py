@@ -25,6 +25,7 @@ def _library_greedy(game, player):  # type: ignore[no-untyped-def]
 
 def test_remembering_greedy_chooses_what_the_library_model_chooses() -> None:
     game = load_game("overcooked")
+    known = len(_recalling(game.planner).goals)  # the kitchen's planner is shared: earlier tests may have filled it
     stuck = steps = 0
     for episode in range(4):  # later episodes meet states the first ones put in memory
         ours = [GreedyAgent(), GreedyAgent()]
@@ -48,4 +49,4 @@ def test_remembering_greedy_chooses_what_the_library_model_chooses() -> None:
             steps += 1
     view = _recalling(game.planner)
     assert stuck > 0 and view.mdp.moved and view.goals
-    assert len(view.goals) < steps  # answers were reused
+    assert len(view.goals) - known < steps  # answers were reused
