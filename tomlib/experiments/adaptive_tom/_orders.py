@@ -9,6 +9,7 @@ better the order the agent was told to play (``ToM-k``) explains its action than
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Iterable, Sequence
@@ -33,7 +34,7 @@ LEAD = "lead"
 
 @dataclass(frozen=True)
 class PlayedSeat:
-    """One seat of one episode, as the log holds it."""
+    """One seat of one episode, as the log holds it, and each order's likelihood of its actions (``orders``)."""
 
     condition: str
     episode: int
@@ -41,7 +42,7 @@ class PlayedSeat:
     agent: str
     partner: str
     game: str
-    orders: EpisodeOrders
+    orders: EpisodeOrders | None = None
 
 
 def played_seats(run_id: str, results: str | None = None, *, epsilon: float = EPSILON) -> list[PlayedSeat]:
@@ -56,9 +57,7 @@ def played_seats(run_id: str, results: str | None = None, *, epsilon: float = EP
     if log is None:
         raise FileNotFoundError(f"no run log of {run_id!r} under {results_dir(results) / 'runs'}; see tomlib runs list")
     return [
-        PlayedSeat(
-            s.condition, s.episode, s.seat, s.agent, s.partner, s.game, weigh(s.laws, s.actions, s.legal, epsilon)
-        )
+        dataclasses.replace(s.seat, orders=weigh(s.laws, s.actions, s.legal, epsilon))
         for s in _replayed(run_id, str(log), log.stat().st_mtime_ns)
     ]
 
@@ -67,12 +66,7 @@ def played_seats(run_id: str, results: str | None = None, *, epsilon: float = EP
 class _Replayed:
     """A seat's steps replayed: each order's law, the action taken and the number of legal actions, per step."""
 
-    condition: str
-    episode: int
-    seat: int
-    agent: str
-    partner: str
-    game: str
+    seat: PlayedSeat
     laws: list[dict[int, dict[str, float]]]
     actions: list[str]
     legal: list[int]
@@ -101,10 +95,8 @@ def _replayed(run_id: str, log: str, mtime: int) -> tuple[_Replayed, ...]:
             laws = [order_choices(game, state, seat) for state in states]
             legal = [len(game.legal_actions(state, seat)) for state in states]
             actions = [j[seat] for j in joints]
-            got = _Replayed(
-                str(condition), int(episode), seat, names[seat], names[1 - seat], str(spec), laws, actions, legal
-            )
-            out.append(got)
+            who = PlayedSeat(str(condition), int(episode), seat, names[seat], names[1 - seat], str(spec))
+            out.append(_Replayed(who, laws, actions, legal))
     return tuple(out)
 
 
@@ -142,6 +134,8 @@ def order_units(
             "episode": p.episode,
             "source": source,
         }
+        if p.orders is None:
+            continue
         values = [*p.orders.loglik, p.orders.steps, p.orders.informative]
         rows += [{**base, "metric": m, "value": v} for m, v in zip(ORDER_METRICS, values, strict=True)]
         k = prompted_order(p.agent)
