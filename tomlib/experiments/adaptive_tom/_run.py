@@ -40,6 +40,9 @@ keep their first state and outcome; the tables read A-ToM's weights from the run
 (:attr:`Reproduction.weights`), and every formal episode replays exactly from its seed. Logging every step of all 30
 made the formal run logs 85% of the offline series' results folder, and A-ToM's weights at every step of every
 episode were most of what remained (issue 35). LLM runs log every step."""
+ORDER_TABLES = ("table1", "table2", "table3", "table4")
+"""The tables whose LLM runs' agents get their effective order written as units (``<table>_orders``): every
+fixed-order LLM agent of notebooks 01-04 (claim ``adaptive_tom.prompted_order_played``, REPORT's table)."""
 YOURS = "your_agent"  # the table of your agent (:mod:`._yours`), whose order is estimated like an LLM agent's
 READING_DETAIL_EPISODES = 0
 """The same for the runs of a table under our other readings (and the stand-in's playing rules):
@@ -251,8 +254,7 @@ async def _run_table(
         bar.close()
         log.close()
     table, per_episode, readings, weights = _table_of(done, setup, results)
-    if setup.chat is not None or table_id == YOURS:  # which order each agent played, from every step the log keeps
-        write_order_units(log.run_id, f"{table_id}_orders", setup.source, results)
+    write_orders(table_id, setup, log.run_id, results)
     return Reproduction(
         table=table,
         episodes=pd.DataFrame(per_episode),
@@ -260,6 +262,13 @@ async def _run_table(
         readings=readings,
         weights=weight_frame(weights),
     )
+
+
+def write_orders(table_id: str, setup: Setup, run_id: str, results: str | None) -> None:
+    """Which order each agent of an LLM run of :data:`ORDER_TABLES`, or of your agent's run, played: units
+    ``adaptive_tom.<table_id>_orders`` from every step its log keeps (:func:`._orders.write_order_units`)."""
+    if (setup.chat is not None and table_id in ORDER_TABLES) or table_id == YOURS:
+        write_order_units(run_id, f"{table_id}_orders", setup.source, results)
 
 
 def _shared_limit(setup: Setup) -> asyncio.Semaphore | None:

@@ -21,6 +21,7 @@ from tomlib.experiments.adaptive_tom._run import (
     _run_table,
     run_condition,
     weight_steps,
+    write_orders,
 )
 from tomlib.experiments.adaptive_tom._setup import (
     ATOM,
@@ -383,7 +384,7 @@ async def table3(
         f"{PAPER_ID}.table3",
         run_id=run_id,
         results=results,
-        meta={"model": model, "source": setup.source, "reading": setup.reading(), "episodes": episodes},
+        meta={"model": model, "source": setup.source, "reading": setup.reading(), "episodes": episodes, "seed": seed},
         detail_episodes=detail_episodes if setup.model == "formal" and setup.chat is None else None,
     )
     setup.connect(log)
@@ -413,6 +414,7 @@ async def table3(
     scores, per_episode, weights = _cross_play(pairs, played, playable, setup.source)
     table = attach_paper_values(pd.DataFrame(_table3_rows(agents, unavailable, scores, setup.source)))
     write_episode_units(per_episode, results, setup.readings(game))
+    write_orders("table3", setup, log.run_id, results)
     return Reproduction(
         table=table,
         episodes=pd.DataFrame(per_episode),
