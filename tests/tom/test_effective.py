@@ -147,3 +147,12 @@ def test_an_episode_without_steps_has_no_order_and_no_lead() -> None:
     ep = EpisodeOrders((0.0, 0.0, 0.0), 0, 0, (0, 0, 0))
     assert ep.map_order is None and math.isnan(ep.lead(0))
     assert EPSILON == 0.1
+
+
+def test_an_order_that_chooses_alike_is_no_rival_in_the_lead() -> None:
+    """Memory-1: a ToM-0 player's every move is also ToM-2's, so ToM-2 is no rival; ToM-1, which chooses otherwise at
+    every step, is: a faithful ToM-0 (or ToM-2) leads, where comparing with ToM-2 too would give 0 at best."""
+    game = load_game("matrix(memory=1)")
+    result = asyncio.run(play_episode(game, [FormalToMAgent(0), FormalToMAgent(0)], seed=42, episode=0))
+    ep = episode_orders(game, 42, result.actions, 0)
+    assert ep.loglik[0] == pytest.approx(ep.loglik[2]) and ep.lead(0) > 0 and ep.lead(2) > 0 and ep.lead(1) < 0

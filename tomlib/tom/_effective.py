@@ -160,9 +160,11 @@ class EpisodeOrders:
         return None if not self.informative else _best(self.loglik, self.orders)
 
     def lead(self, order: int) -> float:
-        """The mean over steps of log P(a_t | k*) - max_{j != k*} log P(a_t | j) for k* = ``order``: how far, per step,
-        the actions favour k* over its closest rival (> 0: k* explains them better; 0 at a step where all agree).
-        NaN for an episode without steps.
+        """The mean over steps of log P(a_t | k*) - max_j log P(a_t | j) for k* = ``order``, j over the orders that give
+        the step's action another chance than k* does: how far, per step, the actions favour k* over its closest
+        rival (> 0: k* explains them better). An order that gives the action the same chance is no rival at that step
+        (nothing there tells it from k*: in the two-action matrix games ToM-0 and ToM-2 choose alike at every step), and
+        a step where every order gives it the same chance adds 0. NaN for an episode without steps.
 
         Args:
             order: k*, one of :attr:`orders`.
@@ -172,7 +174,10 @@ class EpisodeOrders:
         if not self.step_loglik:
             return math.nan
         i = self.orders.index(order)
-        gaps = [row[i] - max(v for j, v in enumerate(row) if j != i) for row in self.step_loglik]
+        gaps = []
+        for row in self.step_loglik:
+            rivals = [v for j, v in enumerate(row) if j != i and abs(v - row[i]) > TIE]
+            gaps.append(row[i] - max(rivals) if rivals else 0.0)
         return sum(gaps) / len(gaps)
 
 
