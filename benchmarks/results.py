@@ -76,6 +76,12 @@ BENCHES = (
         (),
         "the effective ToM order recovered from players of known order: noisy formal ToM-k and the simulated model",
     ),
+    Bench(
+        "bench_agents",
+        "bench_agents.py",
+        (),
+        "your agent: the conformance check per task for a formal agent, and notebook 15 through the runner",
+    ),
     Bench("sweep", "bench_sweep.py", (), "a sweep of notebook 03 with one local worker against two"),
     Bench(
         "series",
