@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import inspect
 import random
 import time
@@ -33,7 +34,7 @@ from tomlib.agents._base import SEATS, Agent, Decision, Site, no_emit
 from tomlib.agents._episode import wrong_decision
 from tomlib.agents._load import AgentSpecError, _one_line, agent_factory, display_name
 from tomlib.agents.formal import FormalToMAgent
-from tomlib.envs import Game, rng_for
+from tomlib.envs import TASKS, Game, load_game, rng_for
 from tomlib.errors import UsageError
 
 CHECKS = ("legal_actions", "determinism", "no_shared_state", "no_blocking", "episode_end")
@@ -473,12 +474,16 @@ def _task_names(tasks: str | Sequence[str] | None, known: Sequence[str]) -> tupl
     return tuple(dict.fromkeys(names))
 
 
-async def _check_all(result: AgentCheck, make: Callable[[], Agent], options: dict[str, Any]) -> AgentCheck:
-    from tomlib.experiments.adaptive_tom import load_task
+@functools.cache
+def _task_game(task: str) -> Game:
+    """One game per task in a process: its memos (best responses, the exact kitchen) serve every check."""
+    return load_game(TASKS[task])
 
+
+async def _check_all(result: AgentCheck, make: Callable[[], Agent], options: dict[str, Any]) -> AgentCheck:
     for task in result.tasks:
         began = time.perf_counter()
-        game = load_task(task)
+        game = _task_game(task)
         warm = FormalToMAgent(2)  # the game's exact model is made (or read) at its first use: not the agent's time
         warm.start_episode(game, 0, random.Random(0))
         await warm.act(game.reset(0))
@@ -512,7 +517,7 @@ def check_agent(
     Args:
         agent: an import path (``package.module:Class(key=value)``), or an Agent subclass or function that makes a
             fresh agent when called with no arguments.
-        tasks: task names of :data:`tomlib.experiments.adaptive_tom.TASKS` (a list or a comma-separated string;
+        tasks: task names of :data:`tomlib.envs.TASKS` (a list or a comma-separated string;
             None: all five).
         seeds: how many seeds each pairing plays, and how many random rollouts per seat probe states off the
             partners' paths.
@@ -524,8 +529,6 @@ def check_agent(
         AgentSpecError: the agent cannot be made (the one line of :func:`tomlib.agents.load_agent`).
         UsageError: an unknown task, or a count or limit out of range.
     """
-    from tomlib.experiments.adaptive_tom import TASKS
-
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
         raise UsageError(f"seeds must be a whole number of at least 1; got {seeds!r}")
     for name, limit in (("block_limit_s", block_limit_s), ("act_timeout_s", act_timeout_s)):

@@ -74,8 +74,21 @@ def list_games() -> list[str]:
     return sorted(_REGISTRY)
 
 
+TASKS: dict[str, str] = {
+    "memory_1": "matrix(memory=1)",
+    "memory_n": "matrix(memory=n)",
+    "game1": "grid(layout=game1)",
+    "game2": "grid(layout=game2)",
+    "overcooked": "overcooked",
+}
+"""The adaptive-ToM paper's five task settings (``adaptive-tom-aaai2026.txt`` §4.1), name -> game spec: what its
+tables play (:mod:`tomlib.experiments.adaptive_tom`), and where an agent of yours is checked
+(:func:`tomlib.agents.check_agent`)."""
+
+
 __all__ = [
     "PREFERENCES",
+    "TASKS",
     "Game",
     "GameInfo",
     "GridState",

@@ -2,8 +2,9 @@
 with, which is what replaying it needs (:func:`tomlib.tom.replay_states`, the effective order of its players).
 
 The game is the spec string of the episode's first ``env_state`` (``game.spec()``, which ``load_game`` turns back into
-the game); the seed is the run's, from its ``run_start`` line when the experiment wrote it there (every adaptive-ToM table does). The five adaptive-ToM tasks start from the same state whatever the seed,
-so their episodes replay without it.
+the game); the seed is the run's, from its ``run_start`` line when the experiment wrote it there (every
+adaptive-ToM table does). The five adaptive-ToM tasks start from the same state whatever the seed, so their episodes
+replay without it.
 """
 
 from __future__ import annotations

@@ -27,19 +27,12 @@ from tomlib.agents.adaptive import EXPERT_PREDICTIONS
 from tomlib.agents.llm import HISTORY_STEPS, LLMPredictor, LLMResponder, LLMToM, LLMToMAgent
 from tomlib.agents.partners import GreedyAgent, PartnerUnavailable, pbt_partner
 from tomlib.agents.ppo import SOURCE_SUFFIX, Population, PPOPartner, WeightsUnavailable
-from tomlib.envs import PREFERENCES, Game, NoExactModel, check_preference, load_game
+from tomlib.envs import PREFERENCES, TASKS, Game, NoExactModel, check_preference, load_game
 from tomlib.experiments._checks import check_models, check_names, check_whole
 from tomlib.llm import ChatModel, source_of
 from tomlib.trace import RunLog
 
 PAPER_ID = "adaptive_tom"
-TASKS: dict[str, str] = {
-    "memory_1": "matrix(memory=1)",
-    "memory_n": "matrix(memory=n)",
-    "game1": "grid(layout=game1)",
-    "game2": "grid(layout=game2)",
-    "overcooked": "overcooked",
-}
 THREE_ACTION_TASKS: dict[str, str] = {
     "memory_1": "matrix(memory=1,actions=3)",
     "memory_n": "matrix(memory=n,actions=3)",
