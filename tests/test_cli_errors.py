@@ -114,7 +114,8 @@ def test_every_enumerated_default_of_the_series_is_one_of_its_choices() -> None:
     """The runner's lists come from the library; a notebook whose default drifted from them would be refused."""
     from tomlib.runner import find_notebooks
     from tomlib.runner._execute import declared_parameters
-    from tomlib.runner._params import CHOICES, allowed_values
+    from tomlib.agents import is_agent_spec
+    from tomlib.runner._params import AGENT_PATHS, CHOICES, allowed_values
 
     seen = set()
     for nb in find_notebooks():
@@ -124,7 +125,9 @@ def test_every_enumerated_default_of_the_series_is_one_of_its_choices() -> None:
                 default = ast.literal_eval(info["default"])
                 items = default.split(",") if CHOICES[name][1] else [default]
                 allowed = allowed_values(name, nb.stem)
-                assert all(i in allowed or (i == "" and CHOICES[name][2]) for i in items), (nb, name)
+                path = name in AGENT_PATHS  # an agent's import path is a value too (notebook 15's default)
+                ok = [i in allowed or (i == "" and CHOICES[name][2]) or (path and is_agent_spec(i)) for i in items]
+                assert all(ok), (nb, name)
     assert seen == set(CHOICES)  # every entry is a parameter some notebook declares
 
 
