@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from tomlib.agents.ppo import SOURCE_SUFFIX
 from tomlib.experiments._units import write_units_with_truth
 from tomlib.experiments.adaptive_tom._setup import PAPER_ID, _game
 from tomlib.paths import results_dir
@@ -28,6 +29,8 @@ from tomlib.trace import joint_actions, load_runs, log_in, logged_game
 
 ORDER_METRICS = (*(f"loglik_{k}" for k in ORDERS), "steps", "informative")
 """Per seat and episode: each order's log-likelihood of the actions, the steps, and the steps where orders differ."""
+STAND_IN_NAMES = {"PPO self-play": "PBT"}
+"""An agent's name in a run log -> the Table 3 seat it plays (:data:`tomlib.agents.ppo` stands in for PBT)."""
 LEAD = "lead"
 """Per seat and episode of an agent told to play ToM-k: the mean over steps of log P(a | k) - max_j≠k log P(a | j)."""
 
@@ -194,16 +197,17 @@ def partner_orders(
     for run in runs:
         source = str(run.table["source"].iloc[0]) if len(run.table) else "formal"
         units = order_units(run.run_id, "table3_orders", source, results, epsilon=epsilon)
-        if len(units):
-            met = units["partner"].astype(str).str.startswith("A-ToM") & ~units["agent"].astype(str).str.startswith(
-                "A-ToM"
-            )
-            frames.append(units[met])
+        if units.empty:
+            continue
+        agent = units["agent"].astype(str).replace(STAND_IN_NAMES)  # Table 3's name of the seat it fills
+        met = units["partner"].astype(str).str.startswith("A-ToM") & ~agent.str.startswith("A-ToM")
+        if source.endswith(SOURCE_SUFFIX):  # the stand-in's run: its other pairings are the plain run's again
+            met &= agent == "PBT"
+        frames.append(units[met].assign(agent=agent[met]))
     if not frames:
         return pd.DataFrame()
-    table = orders_table(pd.concat(frames, ignore_index=True), by=("source", "agent")).rename(
-        columns={"agent": "partner"}
-    )
+    stacked = pd.concat(frames, ignore_index=True)
+    table = orders_table(stacked, by=("source", "agent")).rename(columns={"agent": "partner"})
     got = weights.dropna(subset=["value"])
     for algorithm, part in got.groupby("algorithm"):
         wide = part.pivot_table(index=["source", "partner"], columns="expert", values="value", aggfunc="first")
