@@ -63,6 +63,7 @@ from tomlib.report._tables import (
     side_by_side,
     with_paper_models,
 )
+from tomlib.tom import EPSILON
 
 NOT_PRINTED = (
     "Not a table printed in the paper: a tomlib measurement. The note column of its CSV says what each value is "
@@ -314,8 +315,8 @@ SIMULATED = (
 ORDERS_HOW = (
     "Ours, not the paper's: which ToM order the LLM agents told to play ToM-0, ToM-1 or ToM-2 (Tables 1-4) really "
     "play. At every step the exact ToM-k agents say what each order would choose; each order's likelihood of the "
-    "agent's actions (an order takes its choice, ties drawn evenly, or with chance 0.1 any legal action) gives a "
-    "posterior over orders, pooled over episodes. `agree` counts the episodes whose own best order is the pooled one "
+    f"agent's actions (an order takes its choice, ties drawn evenly, or with chance {EPSILON:g} any legal action) "
+    "gives a posterior over orders, pooled over episodes. `agree` counts the episodes whose own best order is the pooled one "
     "(95% Wilson interval); `informative` is the share of steps where the orders choose differently at all. The claim "
     "`adaptive_tom.prompted_order_played` judges it. A model with no recorded run has no row."
 )
