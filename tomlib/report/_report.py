@@ -316,9 +316,9 @@ ORDERS_HOW = (
     "Ours, not the paper's: which ToM order the LLM agents told to play ToM-0, ToM-1 or ToM-2 (Tables 1-4) really "
     "play. At every step the exact ToM-k agents say what each order would choose; each order's likelihood of the "
     f"agent's actions (an order takes its choice, ties drawn evenly, or with chance {EPSILON:g} any legal action) "
-    "gives a posterior over orders, pooled over episodes. `agree` counts the episodes whose own best order is the pooled one "
-    "(95% Wilson interval); `informative` is the share of steps where the orders choose differently at all. The claim "
-    "`adaptive_tom.prompted_order_played` judges it. A model with no recorded run has no row."
+    "gives a posterior over orders, pooled over episodes. `agree` counts the episodes whose own best order is the "
+    "pooled one (95% Wilson interval); `informative` is the share of steps where the orders choose differently at "
+    "all. The claim `adaptive_tom.prompted_order_played` judges it. A model with no recorded run has no row."
 )
 PENDING = "Transcribed from the paper, with no notebook of the series reproducing it yet:"
 NONE_RUN = "(none executed yet: run `./reproduce.sh`)"
