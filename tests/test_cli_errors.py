@@ -112,9 +112,9 @@ def test_an_enumerated_value_is_refused_before_any_kernel_with_the_closest_choic
 
 def test_every_enumerated_default_of_the_series_is_one_of_its_choices() -> None:
     """The runner's lists come from the library; a notebook whose default drifted from them would be refused."""
+    from tomlib.agents import is_agent_spec
     from tomlib.runner import find_notebooks
     from tomlib.runner._execute import declared_parameters
-    from tomlib.agents import is_agent_spec
     from tomlib.runner._params import AGENT_PATHS, CHOICES, allowed_values
 
     seen = set()
