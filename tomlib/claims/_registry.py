@@ -130,6 +130,11 @@ class Claim(BaseModel):
         cols = self.columns
         if cols["pair_on"] and not set(cols["cluster_on"]) <= set(cols["pair_on"]):
             raise ValueError("paired units' clusters are named by pair_on's columns: cluster_on must be among them")
+        if self.test in ("mean", "rate", "all") and self.cluster_on:
+            raise ValueError(
+                f"test {self.test} takes each unit as independent and reads no cluster_on: write one unit per cluster "
+                "(its rows averaged) instead"
+            )
         if self.by == "ours" and (not self.label.startswith("Ours:") or self.paper_effect is not None):
             raise ValueError('a claim of ours (by = ours) has a label starting "Ours:" and no paper_effect')
         if self.each_stratum and not self.strata:

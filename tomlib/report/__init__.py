@@ -1,6 +1,6 @@
 """Paper reference tables, the results contract, side-by-side comparisons and the results report."""
 
-from tomlib.report._orders import llm_orders, order_row, orders_table
+from tomlib.report._orders import SEAT_METRICS, llm_orders, order_row, orders_table
 from tomlib.report._plots import plot_compare, save_figure
 from tomlib.report._report import build_report, readings_of
 from tomlib.report._tables import (
@@ -19,6 +19,7 @@ from tomlib.report._tables import (
 
 __all__ = [
     "PAPER_IDS",
+    "SEAT_METRICS",
     "ResultsContractError",
     "attach_paper_values",
     "build_report",

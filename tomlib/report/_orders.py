@@ -14,6 +14,8 @@ from tomlib.tom import ORDERS, EffectiveOrder, EpisodeOrders, effective_order
 ORDER_UNITS = ("table1_orders", "table2_orders", "table3_orders", "table4_orders")
 """The order units of notebooks 01-04's runs (every LLM run, and Table 3's formal partners)."""
 PROMPTED = [f"ToM-{k}" for k in ORDERS]
+SEAT_METRICS = (*(f"loglik_{k}" for k in ORDERS), "steps", "informative")
+"""What order units hold per seat and episode (the estimate pools these)."""
 
 
 def orders_table(units: pd.DataFrame, by: Iterable[str] = ("source", "agent")) -> pd.DataFrame:
@@ -28,6 +30,7 @@ def orders_table(units: pd.DataFrame, by: Iterable[str] = ("source", "agent")) -
     by = list(by)
     if units.empty:
         return pd.DataFrame(columns=by)
+    units = units[units["metric"].isin(SEAT_METRICS)]  # not the claim's lead, which is per episode
     keys = [c for c in (*by, "table_id", "condition", "seat", "episode") if c in units.columns]
     wide = units.pivot_table(index=list(dict.fromkeys(keys)), columns="metric", values="value", aggfunc="first")
     wide = wide.reset_index()

@@ -23,16 +23,18 @@ from tomlib.agents.ppo import SOURCE_SUFFIX
 from tomlib.experiments._units import write_units_with_truth
 from tomlib.experiments.adaptive_tom._setup import PAPER_ID, _game
 from tomlib.paths import results_dir
-from tomlib.report import orders_table
+from tomlib.report import SEAT_METRICS, orders_table
 from tomlib.tom import EPSILON, ORDERS, EpisodeOrders, order_choices, replay_states, weigh
 from tomlib.trace import joint_actions, load_runs, log_in, logged_game
 
-ORDER_METRICS = (*(f"loglik_{k}" for k in ORDERS), "steps", "informative")
+ORDER_METRICS = SEAT_METRICS
 """Per seat and episode: each order's log-likelihood of the actions, the steps, and the steps where orders differ."""
 STAND_IN_NAMES = {"PPO self-play": "PBT"}
 """An agent's name in a run log -> the Table 3 seat it plays (:data:`tomlib.agents.ppo` stands in for PBT)."""
 LEAD = "lead"
-"""Per seat and episode of an agent told to play ToM-k: the mean over steps of log P(a | k) - max_j≠k log P(a | j)."""
+"""Per episode of an agent told to play ToM-k: the mean over steps of log P(a | k) - max_j log P(a | j), j over the
+orders that give the action another chance (:meth:`tomlib.tom.EpisodeOrders.lead`); in self-play, the mean of the two
+seats' (seat ``both``): one episode is one unit."""
 
 
 @dataclass(frozen=True)
@@ -123,28 +125,40 @@ def order_units(
         epsilon: as for :func:`played_seats`.
     """
     rows: list[dict[str, Any]] = []
+    leads: dict[tuple[str, int, str], list[tuple[str, str, float]]] = {}
     for p in played_seats(run_id, results, epsilon=epsilon):
-        task = p.condition.split(":", 1)[0]
-        base = {
-            "paper_id": PAPER_ID,
-            "table_id": table_id,
-            "task": task,
-            "condition": p.condition,
-            "agent": p.agent,
-            "partner": p.partner,
-            "seat": f"player{p.seat + 1}",
-            "epsilon": f"{epsilon:g}",
-            "episode": p.episode,
-            "source": source,
-        }
         if p.orders is None:
             continue
+        seat = f"player{p.seat + 1}"
+        base = _unit(table_id, source, epsilon, p.condition, p.episode, p.agent, p.partner, seat)
         values = [*p.orders.loglik, p.orders.steps, p.orders.informative]
         rows += [{**base, "metric": m, "value": v} for m, v in zip(ORDER_METRICS, values, strict=True)]
         k = prompted_order(p.agent)
         if k is not None and p.orders.steps:
-            rows.append({**base, "metric": LEAD, "value": p.orders.lead(k)})
+            leads.setdefault((p.condition, p.episode, p.agent), []).append((seat, p.partner, p.orders.lead(k)))
+    for (condition, episode, agent), seats in leads.items():  # an episode is one unit: its seats are not independent
+        seat, partner = (seats[0][0], seats[0][1]) if len(seats) == 1 else ("both", agent)
+        unit = _unit(table_id, source, epsilon, condition, episode, agent, partner, seat)
+        rows.append({**unit, "metric": LEAD, "value": sum(v for _, _, v in seats) / len(seats)})
     return pd.DataFrame(rows)
+
+
+def _unit(
+    table_id: str, source: str, epsilon: float, condition: str, episode: int, agent: str, partner: str, seat: str
+) -> dict[str, Any]:
+    """The condition and unit columns of an order units row."""
+    return {
+        "paper_id": PAPER_ID,
+        "table_id": table_id,
+        "task": condition.split(":", 1)[0],
+        "condition": condition,
+        "agent": agent,
+        "partner": partner,
+        "seat": seat,
+        "epsilon": f"{epsilon:g}",
+        "episode": episode,
+        "source": source,
+    }
 
 
 def write_order_units(
