@@ -129,6 +129,18 @@ def test_holm_corrects_within_a_paper() -> None:
     assert together.loc["t.claim", "p_value"] <= 4 * alone["p_value"] + 1e-12
 
 
+def test_checks_of_ours_are_a_family_of_their_own() -> None:
+    """Holm's family is the paper's claims: a check of ours (``by = ours``) added beside them moves no paper p-value."""
+    rng = np.random.default_rng(4)
+    table = units(rng.normal(0.6, 1, 40), rng.normal(0, 1, 40))
+    alone = verdicts("t", [claim()], {"t.units": table}).iloc[0]
+    nulls = {f"t.null{i}": units(rng.normal(0, 1, 40), rng.normal(0, 1, 40)) for i in range(3)}
+    ours = [claim(claim_id=f"t.ours{i}", units=f"t.null{i}", by="ours", label="Ours: a check") for i in range(3)]
+    together = verdicts("t", [claim(), *ours], {"t.units": table, **nulls}).set_index("claim_id")
+    assert together.loc["t.claim", "p_value"] == alone["p_value"]
+    assert (together.loc[[c.claim_id for c in ours], "p_value"] >= 0).all()
+
+
 def test_a_difference_every_unit_shows_is_decided_without_sampling_error() -> None:
     # deterministic formal agents: 30 episodes score 75, 30 score 0 (Table 1's Memory-1 cells)
     row = verdict_of(claim(strata="task"), units(np.full(30, 75.0), np.zeros(30), task=np.array(["m1"] * 60)))

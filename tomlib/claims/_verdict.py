@@ -522,13 +522,17 @@ def _without_gc_collect() -> Iterator[None]:
 
 
 def holm_rows(paper_id: str, source: str, judged: list[Judged]) -> list[dict]:
-    """The verdict rows of one source's judged claims, Holm-corrected over those with a p-value."""
+    """The verdict rows of one source's judged claims, Holm-corrected over those with a p-value: the paper's claims
+    are one family, our checks (``by = ours``) another, so adding a check of ours never moves a verdict of the
+    paper's."""
     from statsmodels.stats.multitest import multipletests
 
-    family = [j for j in judged if math.isfinite(j.p_decision)]
-    with _without_gc_collect():
-        holm = multipletests([j.p_decision for j in family], method="holm")[1] if family else []
-    adjusted = dict(zip(map(id, family), holm, strict=True))
+    adjusted: dict[int, float] = {}
+    for by in ("paper", "ours"):
+        family = [j for j in judged if math.isfinite(j.p_decision) and j.claim.by == by]
+        with _without_gc_collect():
+            holm = multipletests([j.p_decision for j in family], method="holm")[1] if family else []
+        adjusted.update(zip(map(id, family), holm, strict=True))
     return [_row(paper_id, source, j, adjusted.get(id(j))) for j in judged]
 
 
