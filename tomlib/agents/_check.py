@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import functools
 import inspect
 import random
 import time
@@ -34,7 +33,7 @@ from tomlib.agents._base import SEATS, Agent, Decision, Site, no_emit
 from tomlib.agents._episode import wrong_decision
 from tomlib.agents._load import AgentSpecError, _one_line, agent_factory, display_name
 from tomlib.agents.formal import FormalToMAgent
-from tomlib.envs import TASKS, Game, load_game, rng_for
+from tomlib.envs import TASKS, Game, rng_for, shared_game
 from tomlib.errors import UsageError
 
 CHECKS = ("legal_actions", "determinism", "no_shared_state", "no_blocking", "episode_end")
@@ -474,16 +473,10 @@ def _task_names(tasks: str | Sequence[str] | None, known: Sequence[str]) -> tupl
     return tuple(dict.fromkeys(names))
 
 
-@functools.cache
-def _task_game(task: str) -> Game:
-    """One game per task in a process: its memos (best responses, the exact kitchen) serve every check."""
-    return load_game(TASKS[task])
-
-
 async def _check_all(result: AgentCheck, make: Callable[[], Agent], options: dict[str, Any]) -> AgentCheck:
     for task in result.tasks:
         began = time.perf_counter()
-        game = _task_game(task)
+        game = shared_game(TASKS[task])
         warm = FormalToMAgent(2)  # the game's exact model is made (or read) at its first use: not the agent's time
         warm.start_episode(game, 0, random.Random(0))
         await warm.act(game.reset(0))

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -74,6 +75,17 @@ def list_games() -> list[str]:
     return sorted(_REGISTRY)
 
 
+@functools.cache
+def shared_game(spec: str) -> Game:
+    """The game of ``spec``, one per process: everyone who plays or replays it (the tables, the conformance check, the
+    explorer) shares what it keeps (the exact kitchen, best responses per state). Nothing changes a game once made.
+
+    Args:
+        spec: a game spec, as for :func:`load_game`.
+    """
+    return load_game(spec)
+
+
 TASKS: dict[str, str] = {
     "memory_1": "matrix(memory=1)",
     "memory_n": "matrix(memory=n)",
@@ -105,4 +117,5 @@ __all__ = [
     "parse_spec",
     "register_game",
     "rng_for",
+    "shared_game",
 ]

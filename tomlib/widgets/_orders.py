@@ -8,23 +8,16 @@ were not logged show nothing.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import pandas as pd
 
-from tomlib.envs import Game, IllegalAction, NoExactModel, load_game
+from tomlib.envs import IllegalAction, NoExactModel, shared_game
 from tomlib.tom import ORDERS, StepMatch, step_matches
 from tomlib.trace import joint_actions, logged_game
 
 EXPERIMENT = "adaptive_tom"
 SEATS = ("player1", "player2")
-
-
-@functools.lru_cache(maxsize=8)
-def _game(spec: str) -> Game:
-    """One game per spec in a process: what it keeps (the exact kitchen, best responses per state) is shared."""
-    return load_game(spec)
 
 
 def order_matches(
@@ -46,7 +39,7 @@ def order_matches(
         spec, logged_seed = logged_game(events, condition, episode)
         if spec is None:
             return None
-        game = _game(spec)
+        game = shared_game(spec)
         if not game.has_exact_values:
             return None
         joints = joint_actions(events, condition, episode)

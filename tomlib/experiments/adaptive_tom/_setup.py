@@ -27,7 +27,7 @@ from tomlib.agents.adaptive import EXPERT_PREDICTIONS
 from tomlib.agents.llm import HISTORY_STEPS, LLMPredictor, LLMResponder, LLMToM, LLMToMAgent
 from tomlib.agents.partners import GreedyAgent, PartnerUnavailable, pbt_partner
 from tomlib.agents.ppo import SOURCE_SUFFIX, Population, PPOPartner, WeightsUnavailable
-from tomlib.envs import PREFERENCES, TASKS, Game, NoExactModel, check_preference, load_game
+from tomlib.envs import PREFERENCES, TASKS, Game, NoExactModel, check_preference, load_game, shared_game
 from tomlib.experiments._checks import check_models, check_names, check_whole
 from tomlib.llm import ChatModel, source_of
 from tomlib.trace import RunLog
@@ -367,7 +367,7 @@ def _game(spec: str, prefer: str) -> Game:
     """One game per spec and ``prefer`` ("" for the game's own) in a process, so every table that plays it shares
     what the game keeps (the exact model, the best responses per state, the PPO partner's answers). Nothing changes a
     game after it is made."""
-    game = load_game(spec, prefer=prefer) if prefer else load_game(spec)
+    game = load_game(spec, prefer=prefer) if prefer else shared_game(spec)
     _MADE[id(game)] = (spec, prefer)  # kept alive by the cache, so the id is never another game's
     return game
 
