@@ -204,6 +204,13 @@ def test_key_comes_from_env_and_is_never_stored(make_model, server, monkeypatch,
         assert secret.encode() not in wal.read_bytes()
 
 
+def test_a_provider_is_sent_no_name_of_the_call(make_model, server) -> None:  # type: ignore[no-untyped-def]
+    from tomlib.sim import CALL_HEADER
+
+    make_model().complete_sync(user("q"), sample_key="t")
+    assert server.headers and CALL_HEADER.lower() not in server.headers[0]  # only a `sim` endpoint is told
+
+
 def test_missing_key_names_the_variable(make_model, server, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.delenv("TOMLIB_TEST_ABSENT_KEY", raising=False)
     m = make_model(api_key_env="TOMLIB_TEST_ABSENT_KEY")

@@ -12,6 +12,7 @@ import pytest
 from tests.sim.conftest import within_ci
 from tomlib.experiments import coalition_programming as cp
 from tomlib.experiments import coalition_reasoning as cr
+from tomlib.llm import ChatModel, ModelConfig, ResponseStore
 from tomlib.programming import TeamConfig
 from tomlib.sim import SimServer, SimSpec
 
@@ -30,6 +31,24 @@ def programming(configs: list[TeamConfig], tasks: int) -> cp.Runs:
             on_sandbox=None,
         )
     )
+
+
+def test_a_call_site_gets_its_own_draw_whichever_identical_prompt_arrives_first(tmp_path: Path) -> None:
+    """One task's prompt in two conditions (the same content, two call sites): each condition's reply is the same
+    whichever is asked first, as when they are in flight together (a failed CI run's matching round 1, issue 57)."""
+    prompt = [{"role": "user", "content": "You are the Reflector.\nSolution 1: a\nSolution 2: b"}]
+
+    def ask(order: list[str]) -> dict[str, str]:
+        with SimServer(SimSpec(name="s")) as srv:
+            config = ModelConfig(name="s", kind="sim", base_url=srv.base_url, endpoint_id="sim-s")
+            m = ChatModel(config, store=ResponseStore(tmp_path / f"{order[0]}.sqlite"))
+            try:
+                return {site: m.complete_sync(prompt, sample_key=site).content for site in order}
+            finally:
+                m.close()
+
+    first, second = ask(["matching", "no_matching"]), ask(["no_matching", "matching"])
+    assert first == second and first["matching"] != first["no_matching"]  # the same draws, and two of them
 
 
 @pytest.mark.sim

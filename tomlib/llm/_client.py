@@ -293,6 +293,10 @@ class ChatModel:
         }
         if request["response_format"]:
             kwargs["response_format"] = request["response_format"]
+        if self.config.kind == "sim":  # the sim draws by call site, not by which identical prompt arrives first
+            from tomlib.sim import CALL_HEADER
+
+            kwargs["extra_headers"] = {CALL_HEADER: request_key(request)}
         ledger = self._ledger()
         async with self._sem:
             est_prompt = estimate_prompt_tokens(request["messages"])

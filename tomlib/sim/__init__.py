@@ -11,14 +11,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from tomlib.sim._spec import SimSpec
+from tomlib.sim._spec import CALL_HEADER, SimSpec
 
 if TYPE_CHECKING:
     from tomlib.sim._answers import NoRule, reply
     from tomlib.sim._declared import expected_values
     from tomlib.sim._server import SimServer
 
-__all__ = ["NoRule", "SimServer", "SimSpec", "expected_values", "reply"]
+__all__ = ["CALL_HEADER", "NoRule", "SimServer", "SimSpec", "expected_values", "reply"]
 _LAZY = {"NoRule": "_answers", "reply": "_answers", "expected_values": "_declared", "SimServer": "_server"}
 
 

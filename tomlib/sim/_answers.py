@@ -48,10 +48,11 @@ def content_key(request: dict[str, Any]) -> str:
     return hashlib.sha256(body.encode()).hexdigest()
 
 
-def rng_for(spec: SimSpec, request: dict[str, Any], occurrence: int = 0) -> random.Random:
-    """A generator that depends only on the spec's seed, the request's content and how many times that content was
-    asked before (a model sampling at temperature > 0 answers a repeated prompt afresh; an engineer whose code and
-    instruction did not change sends the same prompt again next round)."""
+def rng_for(spec: SimSpec, request: dict[str, Any], occurrence: int | str = 0) -> random.Random:
+    """A generator that depends only on the spec's seed, the request's content and which call it answers:
+    ``occurrence`` is the call's name (:data:`~tomlib.sim._spec.CALL_HEADER`) or, without one, how many times the
+    content was asked before (a model sampling at temperature > 0 answers a repeated prompt afresh; an engineer whose
+    code and instruction did not change sends the same prompt again next round)."""
     return random.Random(f"{spec.seed}\0{content_key(request)}\0{occurrence}")
 
 
@@ -227,8 +228,9 @@ def choice(spec: SimSpec, user: str, rng: random.Random) -> str:
     return "\n".join(parts)
 
 
-def reply(spec: SimSpec, request: dict[str, Any], occurrence: int = 0) -> str:
-    """The content of the reply to one chat request (``occurrence``: how many times the same content came before)."""
+def reply(spec: SimSpec, request: dict[str, Any], occurrence: int | str = 0) -> str:
+    """The content of the reply to one chat request (``occurrence``: the call's name, or how many times the same
+    content came before)."""
     rng = rng_for(spec, request, occurrence)
     messages = request.get("messages", [])
     system = next((m["content"] for m in messages if m["role"] == "system"), "")

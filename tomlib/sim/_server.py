@@ -11,7 +11,7 @@ import threading
 from typing import Any
 
 from tomlib.sim._answers import NoRule, content_key, reply
-from tomlib.sim._spec import SimSpec
+from tomlib.sim._spec import CALL_HEADER, SimSpec
 from tomlib.testing import FakeOpenAIServer, Reply
 
 
@@ -23,7 +23,7 @@ class SimServer(FakeOpenAIServer):
         self.refused: list[str] = []  # prompts no rule knew (answered 400)
         self._errors = random.Random(self.spec.seed)  # latency and failures: not part of the reply's identity
         self._errors_lock = threading.Lock()
-        self._seen: dict[str, int] = {}  # content key -> times asked: a repeated prompt is sampled afresh
+        self._seen: dict[str, int] = {}  # content key -> times asked, for requests that name no call
         super().__init__(responder=self._answer, keep_requests=keep_requests)
 
     def _draws(self) -> tuple[float, float]:
@@ -38,10 +38,12 @@ class SimServer(FakeOpenAIServer):
             return Reply(status=429, delay_s=min(delay, 0.05), headers={"Retry-After": f"{spec.retry_after_s:g}"})
         if u < spec.rate_429 + spec.rate_5xx:
             return Reply(status=503, delay_s=delay)
-        key = content_key(request)
-        with self._errors_lock:
-            occurrence = self._seen.get(key, 0)
-            self._seen[key] = occurrence + 1
+        occurrence: int | str | None = request.get("_headers", {}).get(CALL_HEADER.lower())
+        if occurrence is None:  # another client: a repeated prompt takes the next draw, in the order it arrives
+            key = content_key(request)
+            with self._errors_lock:
+                occurrence = self._seen.get(key, 0)
+                self._seen[key] = occurrence + 1
         try:
             return Reply(content=reply(spec, request, occurrence), delay_s=delay)
         except NoRule as exc:

@@ -6,13 +6,17 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+CALL_HEADER = "X-Tomlib-Call"
+"""The header in which tomlib's client names the call to a ``sim`` endpoint, so the sim's draws follow call sites and
+not the order in which concurrent identical prompts arrive (sent to ``sim`` endpoints only)."""
+
 
 class SimSpec(BaseModel):
     """A simulated competent model. Every parameter is a known truth a metric can be checked against; every draw is
-    seeded by ``seed``, the request's content and how many times the server was asked it before (as a model sampling
-    at temperature > 0, a repeated prompt is answered afresh). Identical prompts from calls in flight together take
-    the draws in the order they arrive, so which call site gets which draw can differ between runs; the
-    distributions are the declared ones either way."""
+    seeded by ``seed``, the request's content and the call it answers: tomlib's client names the call (its
+    response-store key, an opaque hash) in the :data:`CALL_HEADER` header, so one call site always gets the same draw
+    and two call sites with the same prompt (one task in two conditions) get their own, whichever arrives first. A
+    request without the header (another client) is told apart by how many times its content came before."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
