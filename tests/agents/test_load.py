@@ -149,6 +149,9 @@ def test_the_runner_checks_a_spec_given_with_dash_p() -> None:
     check_values("03_adaptive_tom_table3", declared, {"llm_agents": f"ToM-0,{FORMAL}(order=1, tie_epsilon=0.5)"}, "-p")
     with pytest.raises(UsageError, match=r"'llm_agents': agent spec 'tomlib\.agents:Nope'"):
         check_values("03_adaptive_tom_table3", declared, {"llm_agents": "tomlib.agents:Nope"}, "-p")
+    table1 = {"episodes": {"inferred_type_name": "int", "default": "30"}}
+    with pytest.raises(UsageError, match=r"'agents' is not a parameter of 01_adaptive_tom_table1 \(.*15_your_agent"):
+        check_values("01_adaptive_tom_table1", table1, {"agents": [f"{FORMAL}(order=1)"]}, "-p")  # where it goes
 
 
 class _Says(Agent):

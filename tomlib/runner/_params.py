@@ -96,6 +96,12 @@ CHOICES: dict[str, tuple[Callable[[], Iterable[Any]], bool, bool]] = {
 }
 
 
+YOUR_AGENT_HINT = (
+    " (the papers' notebooks play their own agents; yours plays them in 15_your_agent: "
+    "tomlib run 15 -p agent package.module:Class, see docs/your-agent.md)"
+)
+"""Where an agent goes when a paper's notebook is given one: 15_your_agent puts it beside the papers' cells."""
+
 AGENT_PATHS = frozenset({"llm_agents", "agent"})
 """Enumerated parameters whose items may also be an agent's import path, ``package.module:Class(key=value)``
 (docs/your-agent.md): each is checked by loading it, so a typo fails before any notebook starts."""
@@ -172,7 +178,8 @@ def check_values(notebook: str, declared: dict[str, dict[str, Any]], params: dic
     for name, value in params.items():
         info = declared.get(name)
         if info is None:
-            problems.append(f"'{name}' is not a parameter of {notebook}{did_you_mean(name, declared)}")
+            elsewhere = YOUR_AGENT_HINT if name in ("agent", "agents") and not notebook.startswith("15_") else ""
+            problems.append(f"'{name}' is not a parameter of {notebook}{did_you_mean(name, declared)}{elsewhere}")
             undeclared = True
             continue
         kind = info.get("inferred_type_name", "None")
