@@ -150,3 +150,16 @@ def test_a_table_cell_holds_no_link_or_html_and_keeps_its_code() -> None:
     assert_no_planted_markup(shown)
     assert "harmful-link" not in shown and "<script" not in shown
     assert "<code>llm:&lt;model&gt;</code> &lt; 0.5" in shown and shown.count("<tr>") == 3
+
+
+def test_a_file_in_tables_that_is_not_a_results_table_is_named_not_read(planted: Path) -> None:
+    """A CSV tomlib did not write (an unknown paper, columns of its own, markup in a name) stops no report."""
+    (planted / "tables" / "nopaper.x.csv").write_text(f'"{SCRIPT}",b\n1,2\n')
+    other = paper_table("coalition", "table1", draft="iclr").drop(columns=["draft", "draft_table"])
+    (planted / "tables" / "coalition.table9.csv").write_text(other.assign(paper_value=1.0).to_csv(index=False))
+    md = build_report().read_text()
+    unread = md.split("## Files not read", 1)[1]
+    assert "`tables/nopaper.x.csv`: it breaks the results contract: missing column(s)" in unread
+    assert "`tables/coalition.table9.csv`: it holds rows of coalition.table1, not of coalition.table9" in unread
+    assert "coalition.table1" in md.split("## Files not read", 1)[0]  # the real table is shown as before
+    assert_no_planted_markup((planted / "REPORT.html").read_text())

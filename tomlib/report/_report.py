@@ -57,10 +57,12 @@ from tomlib.report._orders import llm_orders
 from tomlib.report._render import html_block, md_text, to_html, to_markdown
 from tomlib.report._tables import (
     PAPER_IDS,
+    ResultsContractError,
     compare,
     paper_table_index,
     read_results,
     side_by_side,
+    validate_results,
     with_paper_models,
 )
 from tomlib.tom import EPSILON
@@ -144,6 +146,19 @@ class _Paper:
     simulated: list[Text] = field(default_factory=list)  # tables with rows of a simulated model (tomlib.sim)
 
 
+def _not_a_table(name: str, full: pd.DataFrame) -> str | None:
+    """Why ``tables/<name>.csv`` is not a results table REPORT can show (a file tomlib did not write, or one
+    edited by hand), or None."""
+    try:
+        validate_results(full, where="it")
+    except ResultsContractError as exc:
+        return str(exc)
+    found = {f"{p}.{t}" for p, t in zip(full["paper_id"].astype(str), full["table_id"].astype(str), strict=True)}
+    if found != {name}:
+        return f"it holds rows of {', '.join(sorted(found)) or 'no table'}, not of {name}"
+    return None
+
+
 def _natural(name: str) -> tuple[object, ...]:
     """``coalition.table2`` before ``coalition.table10``."""
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
@@ -156,8 +171,11 @@ def _notebooks(root: Path) -> list[tuple[str, dict[str, object]]]:
     ]
 
 
-def _gather(root: Path, written_by: dict[str, str]) -> list[_Paper]:
+def _gather(root: Path, written_by: dict[str, str]) -> tuple[list[_Paper], list[tuple[str, str]]]:
+    """Each paper's tables, figures, pending tables and rehearsals; and the files of ``tables/`` not read, with why."""
     tables = read_results(root)
+    unread = [(name, why) for name, full in tables.items() if (why := _not_a_table(name, full))]
+    tables = {name: full for name, full in tables.items() if name not in dict(unread)}
     index = paper_table_index()
     figures = sorted(p.name for p in (root / "figures").glob("*.png")) if (root / "figures").exists() else []
     papers = {pid: _Paper(pid) for pid in PAPER_IDS}
@@ -189,7 +207,7 @@ def _gather(root: Path, written_by: dict[str, str]) -> list[_Paper]:
         if f"{r.paper_id}.{r.table_id}" not in tables:
             label = str(r.draft_table) + (f" ({r.draft} draft)" if isinstance(r.draft, str) and r.draft else "")
             papers[r.paper_id].pending.append(f"{label}: `{r.paper_id}.{r.table_id}`")
-    return [p for p in papers.values() if p.tables or p.pending or p.figures or p.simulated]
+    return [p for p in papers.values() if p.tables or p.pending or p.figures or p.simulated], unread
 
 
 def _numbers_in(shown_in: str) -> set[str]:
@@ -322,6 +340,10 @@ ORDERS_HOW = (
 )
 PENDING = "Transcribed from the paper, with no notebook of the series reproducing it yet:"
 NONE_RUN = "(none executed yet: run `./reproduce.sh`)"
+UNREAD_SAID = (
+    "These files in `tables/` are not results tables in tomlib's layout, so no section above shows them. A notebook "
+    "writes its tables afresh when it runs; a file that is not one of tomlib's can be moved out of the folder."
+)
 GLANCE_PAGE = "../REPORT.html"  # the book's landing page (results/book/) links its grids' numbers into REPORT
 
 
@@ -506,6 +528,15 @@ def _engine_section(check_said: str, check_table: pd.DataFrame) -> Section:
     return Section(Heading(2, [Plain(ENGINE_TITLE)], ENGINE_ANCHOR), blocks)
 
 
+def _unread_section(unread: list[tuple[str, str]]) -> Section:
+    """The files of ``results/tables/`` REPORT did not read, and why: a run writes them again."""
+    items: list[Text] = [[Code(f"tables/{name}.csv"), Plain(f": {why}")] for name, why in unread]
+    return Section(
+        Heading(2, [Plain("Files not read")], "files-not-read"),
+        [Paragraph([Prose(UNREAD_SAID)]), List(items)],
+    )
+
+
 def report_document(root: Path) -> tuple[Document, list[tuple[str, list[Block]]]]:
     """REPORT as one document, section by section, and each paper's glance for the book's landing page. Writes
     ``claims.csv``, ``claims_calibration.csv`` and the claims' forest plots on the way.
@@ -517,7 +548,7 @@ def report_document(root: Path) -> tuple[Document, list[tuple[str, list[Block]]]
     written_by = {
         str(t): name for name, stamp in notebooks if isinstance(tables := stamp.get("tables"), list) for t in tables
     }
-    papers = _gather(root, written_by)
+    papers, unread = _gather(root, written_by)
     verdicts = pd.read_csv(write_claims(root))
     check_said, check_table = engine_check(pd.read_csv(write_engine_check(root)))
     lead = _lead(papers, verdicts, check_said)
@@ -529,6 +560,8 @@ def report_document(root: Path) -> tuple[Document, list[tuple[str, list[Block]]]
         if glance:
             glances.append((paper.paper_id, glance))
     sections += [_notebooks_section(notebooks), _engine_section(check_said, check_table)]
+    if unread:
+        sections.append(_unread_section(unread))
     return Document("tomlib results", lead, sections), glances
 
 
