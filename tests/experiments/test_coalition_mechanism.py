@@ -35,6 +35,19 @@ def test_the_widget_redraws_when_a_slider_moves() -> None:
     assert out.value != before and "Engineer4" in out.value.split("Team selected")[1].split("</tr>")[0]
 
 
+def test_the_widget_redraws_the_instance_it_was_given_not_the_worked_one() -> None:
+    from tomlib.coalition import make_instance
+
+    mine = make_instance({"PM": {"Ada": 0.9, "Bo": -0.8, "Cy": 0.6}}, names=["PM", "Ada", "Bo", "Cy"], min_size=2)
+    box = cm.mechanism_widget(mine)
+    out = box.children[1]
+    first = out.value
+    sliders = {c.description: c for c in box.children[0].children[-1].children[0].children}
+    sliders["s Bo"].value = 1.0  # the PM's belief about Bo now matches perfectly
+    assert out.value != first and "Bo" in out.value.split("Team selected")[1].split("</tr>")[0]
+    assert "Engineer" not in first + out.value  # the worked example's agents never appear
+
+
 def test_algorithm1_runs_log_every_round_and_appendix_g_follows_the_contract(isolated: Path) -> None:
     runs, run_id = cm.algorithm1(rounds=4, seed=1)
     assert set(runs) == {"iclr", "neurips"} and all(len(r.rounds) == 4 for r in runs.values())

@@ -263,13 +263,18 @@ def mechanism_widget(inst: AlignmentInstance) -> Any:
     out = w.HTML()
 
     def redraw(_: Any = None) -> None:
-        current = worked_instance(
+        moved = inst.scores.copy()  # the given instance, with what the sliders set: its agents and other settings stay
+        for j, n in enumerate(names):
+            if n in scores:
+                moved[pm, j] = scores[n].value
+        current = dataclasses.replace(
+            inst,
+            scores=moved,
+            ability=tuple(abilities[n].value if n in abilities else inst.ability[j] for j, n in enumerate(names)),
             epsilon=eps.value,
             lam=lam.value,
-            ability={n: s.value for n, s in abilities.items()},
             min_size=size.value,
             ability_sign=sign.value,
-            scores={n: s.value for n, s in scores.items()},
         )
         out.value = mechanism_view(current).html()
 
