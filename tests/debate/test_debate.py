@@ -132,6 +132,19 @@ def test_table4_rows_follow_the_contract_with_the_iclr_values(make_model, server
     assert cd.plot_table4(t) is not None
 
 
+def test_the_pairs_by_rule_are_read_from_the_folder_the_debates_were_logged_in(  # type: ignore[no-untyped-def]
+    make_model, server, isolated
+) -> None:
+    from tomlib.experiments import coalition_debate as cd
+
+    server.responder = responder
+    side = str(isolated / "side")  # a side run's folder, not results/
+    runs = asyncio.run(cd.run_debates(model="fake", chat=make_model(json_mode="json_object"), debates=1, results=side))
+    shares = cd.pair_by_rule(runs, draws=10)
+    recorded = {str(col[0]) for col in shares.columns if "recorded round 1" in str(col[0])}
+    assert recorded, "the recorded round-1 scores were not found in the run's own folder"
+
+
 def test_notebook_parameters_and_the_estimate(make_model, server, isolated) -> None:  # type: ignore[no-untyped-def]
     from tomlib.experiments import coalition_debate as cd
 

@@ -348,9 +348,10 @@ def pair_by_rule(runs: DebateRuns, *, results: str | None = None, draws: int = 1
 
     Args:
         runs: the debates :func:`run_debates` played (their recorded round-1 scores).
-        results: the results folder whose run log holds those scores (default ``results/``).
+        results: the results folder whose run log holds those scores (default: the one ``runs`` was logged in).
         draws: how many uniform random score draws the "random scores" rows average over.
     """
+    results = results if results is not None else runs.results
     frames = {}
     orders = {"NeurIPS pairs, eq. 3 order": "eq3", "NeurIPS pairs, strict φ order": "phi"}
     for side in SIDES:
