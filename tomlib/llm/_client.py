@@ -282,8 +282,9 @@ class ChatModel:
                 )
         return self._client
 
-    async def _live(self, request: dict[str, Any]) -> dict[str, Any]:
-        """One answered call: a concurrency slot, a budget reservation, attempts, then the settled cost."""
+    async def _live(self, request: dict[str, Any], key: str) -> dict[str, Any]:
+        """One answered call (``key``: its store key): a concurrency slot, a budget reservation, attempts, then the
+        settled cost."""
         client = await self._ensure_client()
         assert self._sem is not None
         kwargs: dict[str, Any] = {
@@ -296,7 +297,7 @@ class ChatModel:
         if self.config.kind == "sim":  # the sim draws by call site, not by which identical prompt arrives first
             from tomlib.sim import CALL_HEADER
 
-            kwargs["extra_headers"] = {CALL_HEADER: request_key(request)}
+            kwargs["extra_headers"] = {CALL_HEADER: key}
         ledger = self._ledger()
         async with self._sem:
             est_prompt = estimate_prompt_tokens(request["messages"])
@@ -412,7 +413,7 @@ class ChatModel:
                 warnings.warn(f"Paying again for recorded calls? {line}", stacklevel=2)
         if stored is None:
             # redacted before anyone sees it, so a live reply and its replay are the same text
-            stored = self.store.redact(await self._live(request))
+            stored = self.store.redact(await self._live(request, key))
             # off the engine loop: a store locked by another process must not stall the other calls
             await asyncio.to_thread(self.store.put, request, stored, replace=self.mode == "record", key=key)
             self._account(stored)

@@ -171,11 +171,11 @@ def _notebooks(root: Path) -> list[tuple[str, dict[str, object]]]:
     ]
 
 
-def _gather(root: Path, written_by: dict[str, str]) -> tuple[list[_Paper], list[tuple[str, str]]]:
+def _gather(root: Path, written_by: dict[str, str]) -> tuple[list[_Paper], dict[str, str]]:
     """Each paper's tables, figures, pending tables and rehearsals; and the files of ``tables/`` not read, with why."""
     tables = read_results(root)
-    unread = [(name, why) for name, full in tables.items() if (why := _not_a_table(name, full))]
-    tables = {name: full for name, full in tables.items() if name not in dict(unread)}
+    unread = {name: why for name, full in tables.items() if (why := _not_a_table(name, full))}
+    tables = {name: full for name, full in tables.items() if name not in unread}
     index = paper_table_index()
     figures = sorted(p.name for p in (root / "figures").glob("*.png")) if (root / "figures").exists() else []
     papers = {pid: _Paper(pid) for pid in PAPER_IDS}
@@ -528,9 +528,9 @@ def _engine_section(check_said: str, check_table: pd.DataFrame) -> Section:
     return Section(Heading(2, [Plain(ENGINE_TITLE)], ENGINE_ANCHOR), blocks)
 
 
-def _unread_section(unread: list[tuple[str, str]]) -> Section:
+def _unread_section(unread: dict[str, str]) -> Section:
     """The files of ``results/tables/`` REPORT did not read, and why: a run writes them again."""
-    items: list[Text] = [[Code(f"tables/{name}.csv"), Plain(f": {why}")] for name, why in unread]
+    items: list[Text] = [[Code(f"tables/{name}.csv"), Plain(f": {why}")] for name, why in unread.items()]
     return Section(
         Heading(2, [Plain("Files not read")], "files-not-read"),
         [Paragraph([Prose(UNREAD_SAID)]), List(items)],

@@ -178,7 +178,7 @@ def check_values(notebook: str, declared: dict[str, dict[str, Any]], params: dic
     for name, value in params.items():
         info = declared.get(name)
         if info is None:
-            elsewhere = YOUR_AGENT_HINT if name in ("agent", "agents") and not notebook.startswith("15_") else ""
+            elsewhere = YOUR_AGENT_HINT if name in ("agent", "agents") and "agent" not in declared else ""
             problems.append(f"'{name}' is not a parameter of {notebook}{did_you_mean(name, declared)}{elsewhere}")
             undeclared = True
             continue
