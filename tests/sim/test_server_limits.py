@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import struct
 import threading
 import time
 
@@ -144,3 +145,21 @@ def test_slow_and_trickled_replies_outlast_the_idle_timeout() -> None:
                 assert response.status == 200 and want in body
         finally:
             conn.close()
+
+
+def test_a_client_that_hangs_up_mid_reply_leaves_no_traceback(capfd: pytest.CaptureFixture[str]) -> None:
+    """A cancelled call or a killed run resets its connection while the server writes: the client's doing, so the
+    server drops it quietly instead of printing socketserver's traceback into the notebook's output."""
+    with FakeOpenAIServer() as srv:
+        srv.script(Reply(body=b"x" * 200, trickle_s=0.01))
+        sock = raw(srv.port, f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {len(CHAT)}", CHAT)
+        assert sock.recv(1)  # the reply has begun
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+        sock.close()
+        slots = srv._httpd._slots  # released once the connection's thread, its error handling included, is done
+        deadline = time.monotonic() + WAIT_S
+        while slots._value < srv.max_connections and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert slots._value == srv.max_connections, "the server still holds the connection"
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception occurred" not in err, err
