@@ -3,6 +3,7 @@ DataFrames; what a kill -9 keeps."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
@@ -57,6 +58,29 @@ def test_events_reach_the_file_within_the_flush_interval_and_load_as_a_tidy_fram
     assert df.loc[1, "condition"] == "m1:tom0_vs_tom1" and df.loc[1, "episode"] == 2 and df.loc[1, "agent"] == "p1"
     assert df.loc[3, "condition"] == ""  # the context ended
     assert payload_frame(df, "action")["action"].tolist() == ["B"]
+
+
+def test_each_task_writes_under_its_own_context(isolated: Path) -> None:
+    """Two episodes played side by side as asyncio tasks, each in its own ``context`` block: every event carries its
+    own task's condition and episode, not whichever block was entered last."""
+
+    async def episode(log: RunLog, condition: str, n: int) -> None:
+        with log.context(condition=condition, episode=n):
+            for step in range(3):
+                log.event("action", {"action": "A"}, step=step)
+                await asyncio.sleep(0)  # the other task enters its block and writes here
+
+    async def both(log: RunLog) -> None:
+        await asyncio.gather(episode(log, "left", 0), episode(log, "right", 1))
+
+    log = RunLog("adaptive_tom.table1", run_id="r2")
+    asyncio.run(both(log))
+    log.event("score", {"points": 5})  # outside every block: no condition
+    log.close()
+    df = load_runs(run_ids=["r2"])
+    acts = df[df["kind"] == "action"]
+    assert sorted(zip(acts["condition"], acts["episode"], strict=True)) == [("left", 0)] * 3 + [("right", 1)] * 3
+    assert df[df["kind"] == "score"]["condition"].tolist() == [""]
 
 
 def test_filters(isolated: Path) -> None:

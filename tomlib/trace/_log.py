@@ -28,6 +28,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -230,7 +231,7 @@ class RunLog:
         if not _ends_with_newline(self.path):
             self._fh.write(b"\n")  # a killed run left half a line: start ours on a fresh one
             self._next += 1
-        self._context: dict[str, Any] = {}
+        self._context: ContextVar[dict[str, Any] | None] = ContextVar(f"run_log_{self.run_id}", default=None)
         self._observed: list[tuple[ChatModel, Callable[[CallRecord], None]]] = []
         _open_logs.add(self)
         _start_flusher()
@@ -260,7 +261,7 @@ class RunLog:
     ) -> dict[str, Any]:
         """Append one event (the fields of :class:`Event`), redacted; it reaches the file within
         :data:`FLUSH_INTERVAL_S`. Return it as a dict."""
-        ctx = self._context
+        ctx = self._context.get()
         if ctx:
             condition = condition if condition is not None else ctx.get("condition", "")
             episode = episode if episode is not None else ctx.get("episode")
@@ -326,16 +327,16 @@ class RunLog:
 
     @contextmanager
     def context(self, **fields: Any) -> Iterator[RunLog]:
-        """Default condition / episode / step / agent for events written inside the block."""
+        """Default condition / episode / step / agent for events written inside the block, by this thread or task
+        only (a :class:`contextvars.ContextVar`: asyncio tasks playing episodes side by side keep their own)."""
         unknown = set(fields) - {"condition", "episode", "step", "agent"}
         if unknown:
             raise TypeError(f"unknown context field(s): {', '.join(sorted(unknown))}")
-        saved = dict(self._context)
-        self._context.update(fields)
+        token = self._context.set({**(self._context.get() or {}), **fields})
         try:
             yield self
         finally:
-            self._context = saved
+            self._context.reset(token)
 
     def observe(self, model: ChatModel) -> None:
         """Log every call of ``model`` as an ``llm_call`` event, placed by its sample key.
