@@ -92,7 +92,7 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hung up (a cancelled call, a killed run) is not the server's error: no traceback for it."""
-        if isinstance(sys.exc_info()[1], ConnectionResetError | BrokenPipeError | ConnectionAbortedError):
+        if isinstance(sys.exc_info()[1], ConnectionError):  # reset, broken pipe, aborted
             return
         super().handle_error(request, client_address)
 

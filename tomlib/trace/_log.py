@@ -109,6 +109,9 @@ def dumps(ev: dict[str, Any]) -> bytes:
 
 
 _open_logs: weakref.WeakSet[RunLog] = weakref.WeakSet()
+_PLACES: ContextVar[dict[int, dict[str, Any]] | None] = ContextVar("tomlib_run_log_places", default=None)
+"""Each open :meth:`RunLog.context` block's fields, by the log's id, for this thread or task (one module-level
+variable, as :mod:`contextvars` asks, not one per log)."""
 _flusher: list[threading.Thread] = []
 _flusher_lock = threading.Lock()
 
@@ -231,7 +234,6 @@ class RunLog:
         if not _ends_with_newline(self.path):
             self._fh.write(b"\n")  # a killed run left half a line: start ours on a fresh one
             self._next += 1
-        self._context: ContextVar[dict[str, Any] | None] = ContextVar(f"run_log_{self.run_id}", default=None)
         self._observed: list[tuple[ChatModel, Callable[[CallRecord], None]]] = []
         _open_logs.add(self)
         _start_flusher()
@@ -261,7 +263,8 @@ class RunLog:
     ) -> dict[str, Any]:
         """Append one event (the fields of :class:`Event`), redacted; it reaches the file within
         :data:`FLUSH_INTERVAL_S`. Return it as a dict."""
-        ctx = self._context.get()
+        places = _PLACES.get()
+        ctx = places.get(id(self)) if places else None
         if ctx:
             condition = condition if condition is not None else ctx.get("condition", "")
             episode = episode if episode is not None else ctx.get("episode")
@@ -328,15 +331,16 @@ class RunLog:
     @contextmanager
     def context(self, **fields: Any) -> Iterator[RunLog]:
         """Default condition / episode / step / agent for events written inside the block, by this thread or task
-        only (a :class:`contextvars.ContextVar`: asyncio tasks playing episodes side by side keep their own)."""
+        only (:data:`_PLACES`: asyncio tasks playing episodes side by side keep their own)."""
         unknown = set(fields) - {"condition", "episode", "step", "agent"}
         if unknown:
             raise TypeError(f"unknown context field(s): {', '.join(sorted(unknown))}")
-        token = self._context.set({**(self._context.get() or {}), **fields})
+        places = _PLACES.get() or {}
+        token = _PLACES.set({**places, id(self): {**places.get(id(self), {}), **fields}})
         try:
             yield self
         finally:
-            self._context.reset(token)
+            _PLACES.reset(token)
 
     def observe(self, model: ChatModel) -> None:
         """Log every call of ``model`` as an ``llm_call`` event, placed by its sample key.
